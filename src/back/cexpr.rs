@@ -1,0 +1,727 @@
+//! C++ printing of [`Expr`], shared by the CPU and GPU writers.
+//!
+//! The printer emits the fewest parentheses C++ precedence allows, plus the
+//! ones GCC's `-Wparentheses` asks for (mixed bitwise/logical/comparison
+//! operators), so printed code compiles cleanly with `-Wall -Werror`. Python
+//! semantics that C++ lacks (`//`, `%` on negative numbers, `Min` of mixed
+//! types) go through the helpers in [`PRELUDE`].
+
+use crate::ir::dtype::DType;
+use crate::ir::expr::{BinaryOp, Expr, Func, UnaryOp};
+
+/// C++17 helpers used by printed expressions; valid in host code and in
+/// CUDA/HIP device code. Relies on `<cmath>`, `<cstdint>`, `<type_traits>`
+/// (and `<limits>` for NaN/infinity literals) being included first.
+///
+/// In host-only builds it also brings the `std::` overloads of `abs`,
+/// `sqrt`, ... into the global namespace: otherwise `abs(0.5)` would call C's
+/// `int abs(int)`. CUDA/HIP provide those global overloads themselves.
+pub const PRELUDE: &str = r#"#ifndef SDFGC_HD
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define SDFGC_HD __host__ __device__ __forceinline__
+#else
+#define SDFGC_HD inline
+#endif
+#endif
+#ifndef SDFGC_PRELUDE_INCLUDED
+#define SDFGC_PRELUDE_INCLUDED
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
+using std::abs; using std::floor; using std::ceil; using std::sqrt; using std::exp;
+using std::log; using std::log10; using std::log2; using std::pow; using std::sin;
+using std::cos; using std::tan; using std::asin; using std::acos; using std::atan;
+using std::atan2; using std::sinh; using std::cosh; using std::tanh; using std::isnan;
+using std::isinf; using std::copysign; using std::fmod;
+#endif
+// Python min/max: compare-and-select in the common type of the arguments.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_min(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a, y = b;
+  return y < x ? y : x;
+}
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_max(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a, y = b;
+  return x < y ? y : x;
+}
+// Python a // b (rounds toward negative infinity).
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_floordiv(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a, y = b;
+  if constexpr (std::is_integral<R>::value) {
+    R q = x / y;
+    if constexpr (std::is_signed<R>::value) {
+      if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+    }
+    return q;
+  } else {
+    return floor(x / y);
+  }
+}
+// Python a % b (the result has the sign of b).
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_pymod(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a, y = b;
+  if constexpr (std::is_integral<R>::value) {
+    R r = x % y;
+    if constexpr (std::is_signed<R>::value) {
+      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    }
+    return r;
+  } else {
+    return x - floor(x / y) * y;
+  }
+}
+// C a % b (truncating); fmod for floating types.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_cmod(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  if constexpr (std::is_integral<R>::value) {
+    return static_cast<R>(a) % static_cast<R>(b);
+  } else {
+    return fmod(static_cast<R>(a), static_cast<R>(b));
+  }
+}
+// Ceiling division.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a, y = b;
+  if constexpr (std::is_integral<R>::value) {
+    R q = x / y;
+    if constexpr (std::is_signed<R>::value) {
+      if (x % y != 0 && ((x < 0) == (y < 0))) ++q;
+    } else {
+      if (x % y != 0) ++q;
+    }
+    return q;
+  } else {
+    return ceil(x / y);
+  }
+}
+// base ** exp for a small non-negative integer exp, by repeated multiplication.
+template <typename T>
+SDFGC_HD auto sdfgc_ipow(T base, int exp) -> decltype(base * base) {
+  decltype(base * base) r = 1;
+  for (; exp > 0; --exp) r *= base;
+  return r;
+}
+#endif
+"#;
+
+/// C++ precedence levels (higher binds tighter).
+const PRIMARY: u8 = 16;
+const UNARY: u8 = 15;
+const MUL: u8 = 13;
+const ADD: u8 = 12;
+const SHIFT: u8 = 11;
+const REL: u8 = 9;
+const EQUALITY: u8 = 8;
+const BIT_AND: u8 = 7;
+const BIT_XOR: u8 = 6;
+const BIT_OR: u8 = 5;
+const LOG_AND: u8 = 4;
+const LOG_OR: u8 = 3;
+
+/// Prints expressions as C++; the caller decides how names and indexing are spelled.
+pub struct CExprPrinter<'a> {
+    /// Maps a `Sym` name to its C++ spelling (e.g. a connector to `__in1`).
+    pub name: &'a dyn Fn(&str) -> String,
+    /// Prints `name[i, ...]` given the array name (unmapped) and the printed
+    /// index expressions. Each index is a complete expression printed at the
+    /// lowest precedence: wrap it in parentheses (see [`wrap`]) before using
+    /// it as an operand. The result is used as a primary expression.
+    pub index: &'a dyn Fn(&str, &[String]) -> String,
+}
+
+/// Prints `e` with identity names and indexing as `a[i][j]`.
+pub fn to_cpp(e: &Expr) -> String {
+    let name = |n: &str| n.to_string();
+    let index = |n: &str, idx: &[String]| {
+        let mut s = n.to_string();
+        for i in idx {
+            s.push('[');
+            s.push_str(i);
+            s.push(']');
+        }
+        s
+    };
+    CExprPrinter {
+        name: &name,
+        index: &index,
+    }
+    .print(e)
+}
+
+/// Wraps a printed expression in parentheses unless it is a plain name or
+/// non-negative literal (for composing printed index expressions).
+pub fn wrap(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+    {
+        s.to_string()
+    } else {
+        format!("({s})")
+    }
+}
+
+/// A C++ floating-point literal that round-trips `v` and always contains
+/// `.` or `e` (or a `std::numeric_limits` expression for NaN/infinity).
+pub fn float_literal(v: f64) -> String {
+    if v.is_nan() {
+        return "std::numeric_limits<double>::quiet_NaN()".into();
+    }
+    if v.is_infinite() {
+        let s = if v < 0.0 { "-" } else { "" };
+        return format!("{s}std::numeric_limits<double>::infinity()");
+    }
+    // Rust's Debug form is the shortest round-trip one and has '.' or 'e'.
+    let s = format!("{v:?}");
+    match s.split_once('e') {
+        Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+        _ => s,
+    }
+}
+
+/// The C++ type used in casts (`int8_t` rather than DaCe's plain `char`).
+pub fn cast_type(t: DType) -> &'static str {
+    match t {
+        DType::Int8 => "int8_t",
+        t => t.ctype(),
+    }
+}
+
+impl CExprPrinter<'_> {
+    /// Prints `e` as a complete C++ expression.
+    pub fn print(&self, e: &Expr) -> String {
+        self.prec(e).0
+    }
+
+    /// Prints `e` and returns it with its C++ precedence level.
+    fn prec(&self, e: &Expr) -> (String, u8) {
+        match e {
+            Expr::Int(v) => int_literal(*v),
+            Expr::Float(v) => {
+                let s = float_literal(*v);
+                let p = if s.starts_with('-') { UNARY } else { PRIMARY };
+                (s, p)
+            }
+            Expr::Bool(v) => ((if *v { "true" } else { "false" }).into(), PRIMARY),
+            Expr::Sym(n) => ((self.name)(n), PRIMARY),
+            Expr::Index(n, idx) => {
+                let idx: Vec<String> = idx.iter().map(|i| self.print(i)).collect();
+                ((self.index)(n, &idx), PRIMARY)
+            }
+            Expr::Unary(op, a) => {
+                let sym = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Not => "!",
+                    UnaryOp::BitNot => "~",
+                };
+                let (s, p) = self.prec(a);
+                // Parenthesize `-(-1)` so it never reads as `--1`.
+                if p < UNARY || (*op == UnaryOp::Neg && s.starts_with('-')) {
+                    (format!("{sym}({s})"), UNARY)
+                } else {
+                    (format!("{sym}{s}"), UNARY)
+                }
+            }
+            Expr::Binary(op, a, b) => self.binary(*op, a, b),
+            Expr::Call(f, args) => (self.call(*f, args), PRIMARY),
+            Expr::Ternary(c, a, b) => (
+                format!(
+                    "({} ? {} : {})",
+                    self.print(c),
+                    self.print(a),
+                    self.print(b)
+                ),
+                PRIMARY,
+            ),
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Expr, b: &Expr) -> (String, u8) {
+        use BinaryOp::*;
+        let (sym, prec) = match op {
+            FloorDiv => return (self.helper("sdfgc_floordiv", &[a, b]), PRIMARY),
+            Mod => return (self.helper("sdfgc_pymod", &[a, b]), PRIMARY),
+            Pow => return (self.pow(a, b), PRIMARY),
+            Mul => ("*", MUL),
+            Div => ("/", MUL),
+            Add => ("+", ADD),
+            Sub => ("-", ADD),
+            Shl => ("<<", SHIFT),
+            Shr => (">>", SHIFT),
+            Lt => ("<", REL),
+            Le => ("<=", REL),
+            Gt => (">", REL),
+            Ge => (">=", REL),
+            Eq => ("==", EQUALITY),
+            Ne => ("!=", EQUALITY),
+            BitAnd => ("&", BIT_AND),
+            BitXor => ("^", BIT_XOR),
+            BitOr => ("|", BIT_OR),
+            And => ("&&", LOG_AND),
+            Or => ("||", LOG_OR),
+        };
+        let l = self.operand(a, op, prec, false);
+        let r = self.operand(b, op, prec, true);
+        (format!("{l} {sym} {r}"), prec)
+    }
+
+    /// An operand of a binary operator, parenthesized when precedence or
+    /// clarity (GCC `-Wparentheses`) requires it.
+    fn operand(&self, e: &Expr, parent: BinaryOp, prec: u8, right: bool) -> String {
+        let (s, p) = self.prec(e);
+        let need = p < prec || (right && p == prec) || needs_clarity_parens(parent, e);
+        if need { format!("({s})") } else { s }
+    }
+
+    fn helper(&self, f: &str, args: &[&Expr]) -> String {
+        let args: Vec<String> = args.iter().map(|a| self.print(a)).collect();
+        format!("{f}({})", args.join(", "))
+    }
+
+    fn pow(&self, base: &Expr, exp: &Expr) -> String {
+        match exp {
+            Expr::Int(k @ (2 | 3)) => format!("sdfgc_ipow({}, {k})", self.print(base)),
+            Expr::Float(v) if *v == 0.5 => self.helper("sqrt", &[base]),
+            _ => self.helper("pow", &[base, exp]),
+        }
+    }
+
+    fn call(&self, f: Func, args: &[Expr]) -> String {
+        let refs: Vec<&Expr> = args.iter().collect();
+        let name = match f {
+            Func::Min | Func::Max => {
+                let name = if f == Func::Min {
+                    "sdfgc_min"
+                } else {
+                    "sdfgc_max"
+                };
+                let mut it = args.iter().map(|a| self.print(a));
+                let first = it.next().unwrap_or_default();
+                return it.fold(first, |acc, a| format!("{name}({acc}, {a})"));
+            }
+            Func::Pow if args.len() == 2 => return self.pow(&args[0], &args[1]),
+            Func::Cast(t) => return self.helper(&format!("static_cast<{}>", cast_type(t)), &refs),
+            Func::Abs => "abs",
+            Func::Floor => "floor",
+            Func::Ceil => "ceil",
+            Func::IntFloor => "sdfgc_floordiv",
+            Func::IntCeil => "sdfgc_int_ceil",
+            Func::Sqrt => "sqrt",
+            Func::Exp => "exp",
+            Func::Log => "log",
+            Func::Log10 => "log10",
+            Func::Log2 => "log2",
+            Func::Pow => "pow",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Tan => "tan",
+            Func::Asin => "asin",
+            Func::Acos => "acos",
+            Func::Atan => "atan",
+            Func::Atan2 => "atan2",
+            Func::Sinh => "sinh",
+            Func::Cosh => "cosh",
+            Func::Tanh => "tanh",
+            Func::IsNan => "isnan",
+            Func::IsInf => "isinf",
+            Func::CopySign => "copysign",
+            Func::Fmod => "fmod",
+            Func::CMod => "sdfgc_cmod",
+        };
+        self.helper(name, &refs)
+    }
+}
+
+fn int_literal(v: i64) -> (String, u8) {
+    let s = if v == i64::MIN {
+        return ("(-9223372036854775807LL - 1)".into(), PRIMARY);
+    } else if i32::try_from(v).is_ok() {
+        v.to_string()
+    } else {
+        format!("{v}LL")
+    };
+    let p = if v < 0 { UNARY } else { PRIMARY };
+    (s, p)
+}
+
+fn is_comparison(op: BinaryOp) -> bool {
+    use BinaryOp::*;
+    matches!(op, Eq | Ne | Lt | Le | Gt | Ge)
+}
+
+/// Parentheses C++ does not need but GCC's `-Wparentheses` (and readers) want:
+/// `(a && b) || c`, `(a < b) == c`, `a & (b + c)`, `(a + b) << c`, `(!a) == b`.
+fn needs_clarity_parens(parent: BinaryOp, child: &Expr) -> bool {
+    use BinaryOp::*;
+    match child {
+        // FloorDiv, Mod and Pow print as calls.
+        Expr::Binary(FloorDiv | Mod | Pow, ..) => false,
+        Expr::Binary(c, ..) => match parent {
+            And | Or => matches!(c, And | Or) && *c != parent,
+            _ if is_comparison(parent) => is_comparison(*c) || matches!(c, BitAnd | BitOr | BitXor),
+            BitAnd | BitOr | BitXor => *c != parent,
+            Shl | Shr => true,
+            _ => false,
+        },
+        Expr::Unary(UnaryOp::Not, _) => is_comparison(parent),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::python::parse_expr;
+    use crate::ir::simplify::eval_int;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    fn p(s: &str) -> Expr {
+        parse_expr(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+    fn c(s: &str) -> String {
+        to_cpp(&p(s))
+    }
+    fn neg(e: Expr) -> Expr {
+        Expr::Unary(UnaryOp::Neg, Box::new(e))
+    }
+
+    #[test]
+    fn parentheses() {
+        assert_eq!(c("a - (b - c)"), "a - (b - c)");
+        assert_eq!(c("a - b - c"), "a - b - c");
+        assert_eq!(c("a + (b + c)"), "a + (b + c)");
+        assert_eq!(c("(a + b) * c"), "(a + b) * c");
+        assert_eq!(c("a + b * c"), "a + b * c");
+        assert_eq!(c("a / (b * c)"), "a / (b * c)");
+        assert_eq!(c("-(a + b)"), "-(a + b)");
+        assert_eq!(to_cpp(&neg(Expr::Int(-1))), "-(-1)");
+        assert_eq!(to_cpp(&neg(neg(Expr::sym("x")))), "-(-x)");
+        assert_eq!(c("-x**2"), "-sdfgc_ipow(x, 2)");
+        assert_eq!(c("x - -1.5"), "x - -1.5");
+        assert_eq!(c("a and b or c"), "(a && b) || c");
+        assert_eq!(c("a or b and c"), "a || (b && c)");
+        assert_eq!(c("a and b and c"), "a && b && c");
+        assert_eq!(c("not a == b"), "!(a == b)");
+        assert_eq!(c("(not a) == b"), "(!a) == b");
+        assert_eq!(c("a < b < c"), "a < b && b < c");
+        assert_eq!(c("(a < b) == (c < d)"), "(a < b) == (c < d)");
+        assert_eq!(c("a & b == c"), "(a & b) == c");
+        assert_eq!(c("a & (b == c)"), "a & (b == c)");
+        assert_eq!(c("a | b ^ c & d"), "a | (b ^ (c & d))");
+        assert_eq!(c("a | b | c"), "a | b | c");
+        assert_eq!(c("a << b + 1"), "a << (b + 1)");
+        assert_eq!(c("(a + 1) >> b"), "(a + 1) >> b");
+        assert_eq!(c("a + b < c * d"), "a + b < c * d");
+        assert_eq!(c("x if a else y"), "(a ? x : y)");
+        assert_eq!(c("(x if a else y) + 1"), "(a ? x : y) + 1");
+        assert_eq!(c("-a[i + 1, j]"), "-a[i + 1][j]");
+        assert_eq!(c("~(a + 1)"), "~(a + 1)");
+        assert_eq!(c("not (i < N)"), "!(i < N)");
+    }
+
+    #[test]
+    fn literals_and_functions() {
+        assert_eq!(c("1.0"), "1.0");
+        assert_eq!(c("0.33333"), "0.33333");
+        assert_eq!(c("1e+300"), "1e+300");
+        assert_eq!(c("1e-7"), "1e-7");
+        assert_eq!(c("1.7976931348623157e+308"), "1.7976931348623157e+308");
+        assert_eq!(c("2."), "2.0");
+        assert_eq!(c("math.nan"), "std::numeric_limits<double>::quiet_NaN()");
+        assert_eq!(c("-math.inf"), "-std::numeric_limits<double>::infinity()");
+        assert_eq!(c("3000000000"), "3000000000LL");
+        assert_eq!(c("-5"), "-5");
+        assert_eq!(to_cpp(&Expr::Int(i64::MIN)), "(-9223372036854775807LL - 1)");
+        assert_eq!(c("True"), "true");
+        assert_eq!(c("a // b"), "sdfgc_floordiv(a, b)");
+        assert_eq!(c("Mod(a, b + 1)"), "sdfgc_pymod(a, b + 1)");
+        assert_eq!(c("a ** 3"), "sdfgc_ipow(a, 3)");
+        assert_eq!(c("a ** 0.5"), "sqrt(a)");
+        assert_eq!(c("a ** b"), "pow(a, b)");
+        assert_eq!(c("pow(a, 2)"), "sdfgc_ipow(a, 2)");
+        assert_eq!(c("Min(a, b, c)"), "sdfgc_min(sdfgc_min(a, b), c)");
+        assert_eq!(c("Max(a, b)"), "sdfgc_max(a, b)");
+        assert_eq!(c("int_floor(a, b)"), "sdfgc_floordiv(a, b)");
+        assert_eq!(c("int_ceil(N, 32)"), "sdfgc_int_ceil(N, 32)");
+        assert_eq!(c("ceiling(x)"), "ceil(x)");
+        assert_eq!(c("abs(x)"), "abs(x)");
+        assert_eq!(c("dace.float32(0.5)"), "static_cast<float>(0.5)");
+        assert_eq!(c("int8(a + b)"), "static_cast<int8_t>(a + b)");
+        assert_eq!(c("int(x)"), "static_cast<int64_t>(x)");
+        assert_eq!(c("atan2(y, x)"), "atan2(y, x)");
+        let name = |n: &str| {
+            if n == "a" {
+                "__in1".to_string()
+            } else {
+                n.to_string()
+            }
+        };
+        let index = |n: &str, idx: &[String]| {
+            format!(
+                "{n}[{}]",
+                idx.iter()
+                    .map(|i| wrap(i))
+                    .collect::<Vec<_>>()
+                    .join(" * 10 + ")
+            )
+        };
+        let pr = CExprPrinter {
+            name: &name,
+            index: &index,
+        };
+        assert_eq!(
+            pr.print(&p("a + arr[i + 1, j]")),
+            "__in1 + arr[(i + 1) * 10 + j]"
+        );
+    }
+
+    /// Printed expressions used by the compile tests: parsed sources plus a few
+    /// trees the parser would fold away.
+    fn corpus() -> Vec<Expr> {
+        let srcs = [
+            "N - 1",
+            "Max(0, N - 1)",
+            "int_ceil(N, 32)",
+            "Min(i, j)",
+            "floor(x)",
+            "Mod(i, 2)",
+            "1 + N",
+            "Max(0, 2 + M - i)",
+            "N**2",
+            "x ** dace.float64(3)",
+            "- 1e+300",
+            "dace.float32(0.5)",
+            "arr[(i - j) + 5]",
+            "mat[(i - 1), ((- j) + N)]",
+            "(mat[i, j] if (i != (- 1)) else math.nan)",
+            "(abs((x - y)) if (x > y) else (- abs(y)))",
+            "(abs(k) if (k > 0) else min(k, (- 7)))",
+            "(1 if (b or (not b)) else 0)",
+            "(not (i != j))",
+            "(dace.int64(N) & 7)",
+            "math.pow(x, y)",
+            "double(1.7976931348623157e+308)",
+            "i < Max(N, M)",
+            "b and (x > 3)",
+            "N // i",
+            "x // y",
+            "-N % M",
+            "x % y",
+            "x ** 0.5",
+            "i ** j",
+            "N - (M - i)",
+            "(N + M) * i",
+            "-(N + M)",
+            "(i & j) == 0",
+            "i & (j == 0)",
+            "i << 2 + j",
+            "i | j ^ N & M",
+            "~i",
+            "(i < j) == (j < N)",
+            "(not b) == (i < j)",
+            "x < y < 2.0",
+            "sqrt(x) + exp(x) + log(y) + log10(y) + log2(y)",
+            "sin(x) * cos(x) / tan(x)",
+            "asin(x) + acos(x) + atan(x) + atan2(x, y)",
+            "sinh(x) - cosh(x) + tanh(x)",
+            "isnan(x) or isinf(y)",
+            "copysign(x, y) + fmod(x, y)",
+            "ceiling(x) + ceil(y)",
+            "int_floor(N, 3)",
+            "int8(i) + uint16(j) + uint32(N) + int16(M) + uint8(i) + bool(i)",
+            "math.inf - math.inf",
+            "np.nan",
+            "3000000000 * 2 + -3000000000",
+            "True != False",
+            "x if b else y",
+            "1 if b else (2 if i > j else 3)",
+            "Abs(-x) + fabs(f)",
+            "f ** 2 + N ** 3",
+            "x - -1.5 + 1e-7 + 0.1 + 1e16 + .5",
+            "Min(N, x, f)",
+            "Max(i, big)",
+            "i >> 1 << 2",
+            "N / M",
+            "not (x <= y and y >= x or i != N)",
+        ];
+        let mut v: Vec<Expr> = srcs.iter().map(|s| p(s)).collect();
+        v.push(neg(Expr::Int(-1)));
+        v.push(neg(neg(Expr::sym("N"))));
+        v.push(Expr::Int(i64::MIN));
+        v.push(Expr::bin(
+            BinaryOp::Lt,
+            Expr::bin(BinaryOp::Lt, Expr::sym("i"), Expr::sym("j")),
+            Expr::sym("N"),
+        ));
+        v.push(Expr::Call(
+            Func::Min,
+            vec![Expr::sym("i"), Expr::sym("j"), Expr::sym("N")],
+        ));
+        v
+    }
+
+    const DECLS: &str = "int N = 5, M = 7, i = 2, j = 3, k = -4;\n\
+        double x = 0.5, y = 1.5;\nfloat f = 2.5f;\nbool b = true;\nint64_t big = 3;\n\
+        double arr[100];\ndouble mat[10][10];\n";
+
+    fn headers() -> String {
+        format!(
+            "#include <cmath>\n#include <cstdint>\n#include <type_traits>\n#include <limits>\n\
+             #include <algorithm>\n#include <cstdio>\n{PRELUDE}{PRELUDE}\n{DECLS}"
+        )
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sdfgc-cexpr-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn gxx(args: &[&str]) {
+        let out = Command::new("g++")
+            .args(args)
+            .output()
+            .expect("g++ is required for the C++ round-trip tests but could not be run");
+        assert!(
+            out.status.success(),
+            "g++ {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
+    fn printed_corpus_compiles_with_gxx() {
+        let mut src = headers();
+        src.push_str(
+            "static_assert(std::is_same<decltype(abs(x)), double>::value, \"abs(double)\");\n\
+             static_assert(std::is_same<decltype(abs(f)), float>::value, \"abs(float)\");\n\
+             static_assert(std::is_same<decltype(abs(big)), int64_t>::value, \"abs(int64)\");\n\
+             static_assert(std::is_same<decltype(sdfgc_min(i, x)), double>::value, \"min\");\n\
+             static_assert(std::is_same<decltype(sdfgc_ipow(N, 2)), int>::value, \"ipow\");\n\
+             int main() {\n",
+        );
+        for (k, e) in corpus().iter().enumerate() {
+            src.push_str(&format!("  auto v_{k} = {};\n  (void)v_{k};\n", to_cpp(e)));
+        }
+        src.push_str("  return 0;\n}\n");
+        let dir = scratch("syntax");
+        let file = dir.join("corpus.cpp");
+        std::fs::write(&file, &src).unwrap();
+        gxx(&[
+            "-std=c++17",
+            "-fsyntax-only",
+            "-Wall",
+            "-Werror",
+            file.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn integer_values_match_eval_int() {
+        let srcs = [
+            "-7 // 2",
+            "Mod(-7, 3)",
+            "7 % -3",
+            "-7 % -3",
+            "int_ceil(-7, 2)",
+            "int_ceil(7, 2)",
+            "int_ceil(-7, -2)",
+            "int_floor(7, -2)",
+            "int_floor(-9, 4)",
+            "k // 3",
+            "k % 3",
+            "k // -3",
+            "k % -3",
+            "N // i",
+            "Min(N, M, k)",
+            "Max(0, k)",
+            "N**2",
+            "k**3",
+            "Abs(k)",
+            "2 ** j",
+            "(k < N) == True",
+            "N if k < 0 else M",
+            "N - (M - i)",
+            "(N + M) * i",
+            "i << 2 + j",
+            "i | j ^ N & M",
+            "~k",
+            "3000000000 * 2",
+            "-(-k)",
+            "N - 3 + 1 - 1 + 1",
+            "not (i < N)",
+            "(i < j) and (j < N) or k",
+        ];
+        let exprs: Vec<Expr> = srcs.iter().map(|s| p(s)).collect();
+        let mut env = |n: &str| match n {
+            "N" => Some(5),
+            "M" => Some(7),
+            "i" => Some(2),
+            "j" => Some(3),
+            "k" => Some(-4),
+            _ => None,
+        };
+        let mut src = headers();
+        src.push_str("int main() {\n");
+        for e in &exprs {
+            src.push_str(&format!(
+                "  std::printf(\"%lld\\n\", (long long)({}));\n",
+                to_cpp(e)
+            ));
+        }
+        // Floating-point helpers against Python's results.
+        for (e, want) in [
+            ("-x // y", "-1.0"),
+            ("-x % y", "1.0"),
+            ("x % -y", "-1.0"),
+            ("int_ceil(y, x)", "3.0"),
+        ] {
+            src.push_str(&format!(
+                "  std::printf(\"%d\\n\", ({}) == {want} ? 1 : 0);\n",
+                to_cpp(&p(e))
+            ));
+        }
+        src.push_str("  return 0;\n}\n");
+        let dir = scratch("values");
+        let file = dir.join("values.cpp");
+        let exe = dir.join("values");
+        std::fs::write(&file, &src).unwrap();
+        gxx(&[
+            "-std=c++17",
+            "-Wall",
+            "-Werror",
+            "-o",
+            exe.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        let out = Command::new(&exe).output().unwrap();
+        assert!(out.status.success());
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), exprs.len() + 4);
+        for (k, e) in exprs.iter().enumerate() {
+            let want = eval_int(e, &mut env).unwrap_or_else(|| panic!("eval_int({})", srcs[k]));
+            assert_eq!(
+                lines[k],
+                want.to_string(),
+                "{} printed as {}",
+                srcs[k],
+                to_cpp(e)
+            );
+        }
+        assert_eq!(&lines[exprs.len()..], ["1", "1", "1", "1"], "float helpers");
+        // Spot checks of Python semantics.
+        assert_eq!(&lines[..4], ["-4", "2", "-2", "-1"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

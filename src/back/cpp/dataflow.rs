@@ -1,0 +1,632 @@
+//! Writes the dataflow of one state: views, copies, maps, nested SDFG calls.
+
+use std::collections::BTreeSet;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::back::cpp::function::{Access, FnWriter};
+use crate::diag::{Error, Result};
+use crate::ir::simplify::{free_symbols, simplify};
+use crate::ir::*;
+use crate::passes::{AllocScope, Memory};
+
+/// Edges of a state indexed by node.
+pub(super) struct Adjacency {
+    pub ins: Vec<Vec<usize>>,
+    pub outs: Vec<Vec<usize>>,
+}
+
+impl Adjacency {
+    fn of(st: &State) -> Adjacency {
+        let mut ins = vec![Vec::new(); st.nodes.len()];
+        let mut outs = vec![Vec::new(); st.nodes.len()];
+        for (i, e) in st.edges.iter().enumerate() {
+            outs[e.src.index()].push(i);
+            ins[e.dst.index()].push(i);
+        }
+        Adjacency { ins, outs }
+    }
+}
+
+/// The state-level context passed down while writing a state.
+pub(super) struct StateCtx<'s> {
+    pub st: &'s State,
+    pub path: &'s str,
+    pub adj: Adjacency,
+    /// Children of each scope, in topological order (index = entry node; last = top level).
+    pub children: Vec<Vec<NodeId>>,
+}
+
+fn data_of<'s>(st: &'s State, id: NodeId) -> Option<&'s str> {
+    match &st.nodes[id.index()].kind {
+        NodeKind::Access(a) => Some(&a.data),
+        _ => None,
+    }
+}
+
+impl FnWriter<'_> {
+    /// Writes one state.
+    pub fn state(&mut self, st: &State, b: &Block) -> Result<()> {
+        if st.nodes.is_empty() {
+            return Ok(());
+        }
+        let adj = Adjacency::of(st);
+        let order = topological_order(st, &b.path, &b.label)?;
+        let top = st.nodes.len();
+        let mut children = vec![Vec::new(); top + 1];
+        for id in order {
+            let n = &st.nodes[id.index()];
+            if matches!(n.kind, NodeKind::MapExit { .. }) {
+                continue;
+            }
+            children[n.scope.map(|s| s.index()).unwrap_or(top)].push(id);
+        }
+        let ctx = StateCtx {
+            st,
+            path: &b.path,
+            adj,
+            children,
+        };
+        self.out.line(format!("// state {}", b.label));
+        self.out.open("");
+        let frees = self.state_allocations(&ctx)?;
+        self.declare_views(&ctx)?;
+        let top_nodes = ctx.children[top].clone();
+        self.scope(&ctx, &top_nodes)?;
+        for f in frees {
+            self.out.line(f);
+        }
+        self.out.close();
+        Ok(())
+    }
+
+    /// Allocates (and zeroes) what lives exactly as long as this state; returns the frees.
+    fn state_allocations(&mut self, ctx: &StateCtx) -> Result<Vec<String>> {
+        let sdfg = self.sdfg;
+        let mut frees = Vec::new();
+        let mut zeroed = BTreeSet::new();
+        for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
+            let Some(plan) = self.p.alloc.get(sdfg.id, name) else {
+                continue;
+            };
+            if plan.scope != AllocScope::State(ctx.path.to_string()) {
+                continue;
+            }
+            let ct = d.dtype.ctype();
+            if plan.memory == Memory::Heap
+                || (plan.memory == Memory::Local
+                    && matches!(self.access.get(name), Some(Access::Ptr(_))))
+            {
+                let size = self.sym(&d.total_size);
+                self.out
+                    .line(format!("{name} = sdfgc_alloc<{ct}>({size});"));
+                frees.push(format!("sdfgc_free({name});"));
+            }
+            if plan.zero && zeroed.insert(name.clone()) {
+                let z = self.zero_stmt(name, d);
+                self.out.line(z);
+            }
+        }
+        // `setzero` access nodes: zero at the start of the state, every time it runs.
+        for n in &ctx.st.nodes {
+            if let NodeKind::Access(a) = &n.kind
+                && a.setzero
+                && zeroed.insert(a.data.clone())
+                && let Some(d) = sdfg.arrays.get(&a.data)
+            {
+                let z = self.zero_stmt(&a.data, d);
+                self.out.line(z);
+            }
+        }
+        Ok(frees)
+    }
+
+    /// Declares the pointer of each view used in the state.
+    fn declare_views(&mut self, ctx: &StateCtx) -> Result<()> {
+        let st = ctx.st;
+        let mut declared = BTreeSet::new();
+        for id in topological_order(st, ctx.path, "")? {
+            let Some(view) = data_of(st, id) else {
+                continue;
+            };
+            let Some(d) = self.sdfg.arrays.get(view) else {
+                continue;
+            };
+            if d.kind != DataKind::View || declared.contains(view) {
+                continue;
+            }
+            // The edge that defines the view: connector "views" on the view side,
+            // else the only edge between the view and another access node.
+            let candidates: Vec<&DataEdge> = ctx.adj.ins[id.index()]
+                .iter()
+                .chain(&ctx.adj.outs[id.index()])
+                .map(|&i| &st.edges[i])
+                .filter(|e| {
+                    let other = if e.dst == id { e.src } else { e.dst };
+                    data_of(st, other).is_some()
+                })
+                .collect();
+            let edge = candidates
+                .iter()
+                .find(|e| {
+                    (e.dst == id && e.dst_conn.as_deref() == Some("views"))
+                        || (e.src == id && e.src_conn.as_deref() == Some("views"))
+                })
+                .or(candidates.first())
+                .ok_or_else(|| {
+                    Error::unsupported(
+                        &st.nodes[id.index()].path,
+                        format!("view '{view}' is not connected to the data it views"),
+                    )
+                })?;
+            let other = if edge.dst == id { edge.src } else { edge.dst };
+            let viewed = data_of(st, other).unwrap_or_default().to_string();
+            let vd = &self.sdfg.arrays[&viewed];
+            // The subset on the viewed container.
+            let sub = if edge.memlet.data.as_deref() == Some(viewed.as_str()) {
+                edge.memlet.subset.clone()
+            } else {
+                edge.memlet.other_subset.clone()
+            };
+            let start: Vec<Expr> = match sub {
+                Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
+                _ => vec![Expr::Int(0); vd.rank()],
+            };
+            let base = match self.access.get(&viewed) {
+                Some(Access::Value(v)) => format!("&{v}"),
+                _ => format!("&{}", self.element(&viewed, vd, &start)),
+            };
+            self.out
+                .line(format!("{} * {view} = {base};", d.dtype.ctype()));
+            declared.insert(view.to_string());
+        }
+        Ok(())
+    }
+
+    /// Writes the nodes of one scope, in order.
+    pub(super) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
+        for &id in nodes {
+            let n = &ctx.st.nodes[id.index()];
+            match &n.kind {
+                NodeKind::Access(_) => self.copies_from(ctx, id)?,
+                NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
+                NodeKind::MapExit { .. } => {}
+                NodeKind::Tasklet(t) => self.tasklet(ctx, id, t)?,
+                NodeKind::Nested(ns) => self.nested_call(ctx, id, ns)?,
+                NodeKind::Library(l) => self.library(ctx, id, l)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
+        let ranges: Vec<String> = m
+            .params
+            .iter()
+            .zip(&m.range)
+            .map(|(p, r)| {
+                format!(
+                    "{p}={}:{}",
+                    self.sym(&r.start),
+                    self.sym(&Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1)))
+                )
+            })
+            .collect();
+        self.out
+            .line(format!("// map {}[{}]", m.label, ranges.join(", ")));
+        let parallel = !self.in_parallel
+            && matches!(
+                m.schedule,
+                Schedule::Default
+                    | Schedule::CpuMulticore
+                    | Schedule::CpuPersistent
+                    | Schedule::GpuDevice
+                    | Schedule::GpuDefault
+            );
+        if parallel {
+            let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
+            let rectangular = m.range.iter().all(|r| {
+                [&r.start, &r.end, &r.step]
+                    .iter()
+                    .all(|e| free_symbols(e).iter().all(|s| !own.contains(s.as_str())))
+            });
+            let collapse = if rectangular && m.params.len() > 1 {
+                format!(" collapse({})", m.params.len())
+            } else {
+                String::new()
+            };
+            self.out.line(format!("#pragma omp parallel for{collapse}"));
+        }
+        for (p, r) in m.params.iter().zip(&m.range) {
+            let start = self.sym(&r.start);
+            let step = simplify(&r.step);
+            let (cmp, end) = match step.as_int() {
+                Some(s) if s < 0 => (
+                    ">",
+                    self.sym(&Expr::bin(BinaryOp::Sub, r.end.clone(), Expr::Int(1))),
+                ),
+                _ => (
+                    "<",
+                    self.sym(&Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1))),
+                ),
+            };
+            let inc = match step.as_int() {
+                Some(1) => format!("++{p}"),
+                Some(-1) => format!("--{p}"),
+                _ => format!("{p} += {}", self.sym(&step)),
+            };
+            self.out.open(format!(
+                "for (int64_t {p} = {start}; {p} {cmp} {end}; {inc})"
+            ));
+        }
+        let was = self.in_parallel;
+        let was_params = self.parallel_params.clone();
+        if parallel {
+            self.in_parallel = true;
+            self.parallel_params = Some(m.params.clone());
+        }
+        let frees = self.map_locals(ctx, id)?;
+        let body = ctx.children[id.index()].clone();
+        self.scope(ctx, &body)?;
+        for f in frees {
+            self.out.line(f);
+        }
+        self.in_parallel = was;
+        self.parallel_params = was_params;
+        for _ in &m.params {
+            self.out.close();
+        }
+        Ok(())
+    }
+
+    /// Declares the transients that live inside one map iteration.
+    fn map_locals(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
+        let sdfg = self.sdfg;
+        let mut frees = Vec::new();
+        for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
+            let Some(plan) = self.p.alloc.get(sdfg.id, name) else {
+                continue;
+            };
+            if plan.scope != AllocScope::Map(ctx.path.to_string(), id)
+                || plan.memory != Memory::Local
+            {
+                continue;
+            }
+            let ct = d.dtype.ctype();
+            let init = if plan.zero { " = {}" } else { "" };
+            if d.kind == DataKind::Scalar {
+                self.out.line(format!("{ct} {name}{init};"));
+            } else if let Some(n) = self.const_size(d).filter(|n| *n > 0 && *n <= 4096) {
+                self.out.line(format!("{ct} {name}[{n}]{init};"));
+            } else {
+                let size = self.sym(&d.total_size);
+                self.out.line(format!(
+                    "{ct} * __restrict__ {name} = sdfgc_alloc<{ct}>({size});"
+                ));
+                if plan.zero {
+                    self.out
+                        .line(format!("std::memset({name}, 0, sizeof({ct}) * ({size}));"));
+                }
+                frees.push(format!("sdfgc_free({name});"));
+            }
+        }
+        Ok(frees)
+    }
+
+    /// Copies along edges from access node `id` to other access nodes.
+    fn copies_from(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
+        let st = ctx.st;
+        let src = data_of(st, id).unwrap_or_default().to_string();
+        for &ei in &ctx.adj.outs[id.index()] {
+            let e = &st.edges[ei];
+            let Some(dst) = data_of(st, e.dst).map(str::to_string) else {
+                continue;
+            };
+            if e.memlet.is_empty() || src == dst {
+                continue;
+            }
+            let is_view_edge =
+                e.dst_conn.as_deref() == Some("views") || e.src_conn.as_deref() == Some("views");
+            let dst_view = self
+                .sdfg
+                .arrays
+                .get(&dst)
+                .is_some_and(|d| d.kind == DataKind::View);
+            let src_view = self
+                .sdfg
+                .arrays
+                .get(&src)
+                .is_some_and(|d| d.kind == DataKind::View);
+            if is_view_edge
+                || ((dst_view || src_view)
+                    && e.src_conn.is_none()
+                    && e.dst_conn.is_none()
+                    && self.is_defining_view_edge(ctx, e, &src, &dst))
+            {
+                continue;
+            }
+            self.copy(e, &src, &dst)?;
+        }
+        Ok(())
+    }
+
+    fn is_defining_view_edge(&self, ctx: &StateCtx, e: &DataEdge, src: &str, dst: &str) -> bool {
+        // A view node with a single access-node neighbour is defined by that edge.
+        let st = ctx.st;
+        let check = |view_node: NodeId| {
+            let n = ctx.adj.ins[view_node.index()]
+                .iter()
+                .chain(&ctx.adj.outs[view_node.index()])
+                .filter(|&&i| {
+                    let x = &st.edges[i];
+                    let other = if x.dst == view_node { x.src } else { x.dst };
+                    data_of(st, other).is_some()
+                })
+                .count();
+            n == 1
+        };
+        let is_view = |d: &str| {
+            self.sdfg
+                .arrays
+                .get(d)
+                .is_some_and(|x| x.kind == DataKind::View)
+        };
+        (is_view(dst) && check(e.dst)) || (is_view(src) && check(e.src))
+    }
+
+    /// The full range of a container.
+    fn full_range(d: &DataDesc) -> Subset {
+        d.shape
+            .iter()
+            .map(|s| RangeDim {
+                start: Expr::Int(0),
+                end: simplify(&Expr::bin(BinaryOp::Sub, s.clone(), Expr::Int(1))),
+                step: Expr::Int(1),
+                tile: Expr::Int(1),
+            })
+            .collect()
+    }
+
+    /// Source and destination subsets of a copy edge.
+    pub(super) fn copy_subsets(&self, m: &Memlet, src: &str, dst: &str) -> (Subset, Subset) {
+        let sd = &self.sdfg.arrays[src];
+        let dd = &self.sdfg.arrays[dst];
+        let data_is_src = match m.is_data_src {
+            Some(v) if m.data.as_deref() == Some(src) || m.data.as_deref() == Some(dst) => {
+                if m.data.as_deref() == Some(src) && m.data.as_deref() == Some(dst) {
+                    v
+                } else {
+                    m.data.as_deref() == Some(src)
+                }
+            }
+            _ => m.data.as_deref() == Some(src),
+        };
+        let (own, other_desc) = if data_is_src { (sd, dd) } else { (dd, sd) };
+        let own_sub = m.subset.clone().unwrap_or_else(|| Self::full_range(own));
+        let other_sub = match &m.other_subset {
+            Some(o) => o.clone(),
+            None if own_sub.len() == other_desc.rank() => own_sub.clone(),
+            None => Self::full_range(other_desc),
+        };
+        if data_is_src {
+            (own_sub, other_sub)
+        } else {
+            (other_sub, own_sub)
+        }
+    }
+
+    fn copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {
+        let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
+        self.out.line(format!("// copy {src} -> {dst}"));
+        let counters = self.copy_loops(&ss, &ds);
+        let (src_idx, dst_idx, loops) = counters;
+        let sd = self.sdfg.arrays[src].clone();
+        let dd = self.sdfg.arrays[dst].clone();
+        for l in &loops {
+            self.out.open(l);
+        }
+        let value = self.element(src, &sd, &src_idx);
+        let target = self.element(dst, &dd, &dst_idx);
+        let stmt = match &e.memlet.wcr {
+            None => format!("{target} = {value};"),
+            Some(w) => self.wcr_update(w, &target, &value, dd.dtype, false),
+        };
+        self.out.line(stmt);
+        for _ in &loops {
+            self.out.close();
+        }
+        Ok(())
+    }
+
+    /// Loop headers and per-side indices that walk two subsets with the same
+    /// number of elements in step (pairing their non-unit dimensions, or
+    /// flattening both in row-major order when the shapes differ).
+    fn copy_loops(&mut self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
+        let extent = |r: &RangeDim| {
+            simplify(&Expr::bin(
+                BinaryOp::Add,
+                Expr::bin(
+                    BinaryOp::FloorDiv,
+                    Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()),
+                    r.step.clone(),
+                ),
+                Expr::Int(1),
+            ))
+        };
+        let nonunit = |s: &Subset| -> Vec<usize> {
+            (0..s.len())
+                .filter(|&k| extent(&s[k]) != Expr::Int(1))
+                .collect()
+        };
+        let (sn, dn) = (nonunit(ss), nonunit(ds));
+        let at = |r: &RangeDim, i: Expr| {
+            simplify(&Expr::bin(
+                BinaryOp::Add,
+                r.start.clone(),
+                Expr::bin(BinaryOp::Mul, i, r.step.clone()),
+            ))
+        };
+        let mut sidx: Vec<Expr> = ss.iter().map(|r| r.start.clone()).collect();
+        let mut didx: Vec<Expr> = ds.iter().map(|r| r.start.clone()).collect();
+        let mut loops = Vec::new();
+        if sn.len() == dn.len() {
+            for (k, (&a, &b)) in sn.iter().zip(&dn).enumerate() {
+                let v = format!("__c{k}");
+                let n = self.sym(&extent(&ss[a]));
+                loops.push(format!("for (int64_t {v} = 0; {v} < {n}; ++{v})"));
+                sidx[a] = at(&ss[a], Expr::sym(v.clone()));
+                didx[b] = at(&ds[b], Expr::sym(v));
+            }
+        } else {
+            let total = sn
+                .iter()
+                .map(|&a| extent(&ss[a]))
+                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
+                .unwrap_or(Expr::Int(1));
+            let n = self.sym(&total);
+            loops.push(format!("for (int64_t __c = 0; __c < {n}; ++__c)"));
+            let decompose = |s: &Subset, dims: &[usize], idx: &mut Vec<Expr>| {
+                let mut inner = Expr::Int(1);
+                for &k in dims.iter().rev() {
+                    let q = Expr::bin(BinaryOp::FloorDiv, Expr::sym("__c"), inner.clone());
+                    let i = Expr::bin(BinaryOp::Mod, q, extent(&s[k]));
+                    idx[k] = at(&s[k], i);
+                    inner = Expr::bin(BinaryOp::Mul, inner, extent(&s[k]));
+                }
+            };
+            decompose(ss, &sn, &mut sidx);
+            decompose(ds, &dn, &mut didx);
+        }
+        (sidx, didx, loops)
+    }
+
+    fn nested_call(&mut self, ctx: &StateCtx, id: NodeId, ns: &NestedSdfg) -> Result<()> {
+        let st = ctx.st;
+        let node = &st.nodes[id.index()];
+        let inner = &ns.sdfg;
+        let mut conns: Vec<&String> = ns.inputs.keys().collect();
+        for k in ns.outputs.keys() {
+            if !ns.inputs.contains_key(k) {
+                conns.push(k);
+            }
+        }
+        let mut params = vec![format!("{} *__state", self.state_type)];
+        let mut args = vec!["__state".to_string()];
+        for c in conns {
+            let edge = ctx.adj.ins[id.index()]
+                .iter()
+                .map(|&i| &st.edges[i])
+                .find(|e| e.dst_conn.as_deref() == Some(c.as_str()))
+                .or_else(|| {
+                    ctx.adj.outs[id.index()]
+                        .iter()
+                        .map(|&i| &st.edges[i])
+                        .find(|e| e.src_conn.as_deref() == Some(c.as_str()))
+                });
+            let Some(edge) = edge else { continue };
+            let Some(data) = edge.memlet.data.clone() else {
+                continue;
+            };
+            let idesc = inner.arrays.get(c).ok_or_else(|| {
+                Error::invalid(
+                    &node.path,
+                    format!(
+                        "nested SDFG '{}' has connector '{c}' but no data container of that name",
+                        node.label
+                    ),
+                )
+            })?;
+            let od = self
+                .sdfg
+                .arrays
+                .get(&data)
+                .ok_or_else(|| Error::invalid(&edge.path, format!("unknown data '{data}'")))?;
+            let start: Vec<Expr> = match &edge.memlet.subset {
+                Some(s) if s.len() == od.rank() => s.iter().map(|r| r.start.clone()).collect(),
+                _ => vec![Expr::Int(0); od.rank()],
+            };
+            let ptr = match self.access.get(&data) {
+                Some(Access::Value(v)) => format!("&{v}"),
+                _ => format!("&{}", self.element(&data, od, &start)),
+            };
+            params.push(format!("{} *{c}", idesc.dtype.ctype()));
+            args.push(ptr);
+        }
+        let mut sym_params = BTreeSet::new();
+        for (k, v) in &ns.symbol_mapping {
+            let t = inner.symbols.get(k).copied().unwrap_or(DType::Int64);
+            params.push(format!("{} {k}", t.ctype()));
+            args.push(self.cond(v));
+            sym_params.insert(k.clone());
+        }
+        let fname = format!("nested_{}_{}", inner.id, sanitize(&inner.name));
+        let in_parallel = self.in_parallel;
+        let mut w = FnWriter::new(self.p, inner, self.functions, in_parallel);
+        w.sym_params = sym_params;
+        let (body, _) = w.write_body()?;
+        let text = format!(
+            "// nested SDFG {}\nstatic void {fname}({}) {{\n{body}}}\n",
+            inner.name,
+            params.join(", ")
+        );
+        self.functions.push(text);
+        self.out.line(format!("{fname}({});", args.join(", ")));
+        Ok(())
+    }
+}
+
+/// A C identifier made from a label.
+pub(super) fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Topological order of a state's nodes (stable: ties broken by node order).
+pub(super) fn topological_order(st: &State, path: &str, label: &str) -> Result<Vec<NodeId>> {
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(st.nodes.len(), st.edges.len());
+    for _ in &st.nodes {
+        g.add_node(());
+    }
+    for e in &st.edges {
+        g.add_edge(
+            NodeIndex::new(e.src.index()),
+            NodeIndex::new(e.dst.index()),
+            (),
+        );
+    }
+    // Kahn's algorithm with a min-heap keeps the order deterministic and close to the JSON order.
+    let mut indeg: Vec<usize> = (0..st.nodes.len())
+        .map(|i| {
+            g.neighbors_directed(NodeIndex::new(i), petgraph::Direction::Incoming)
+                .count()
+        })
+        .collect();
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..st.nodes.len())
+        .filter(|&i| indeg[i] == 0)
+        .map(std::cmp::Reverse)
+        .collect();
+    let mut order = Vec::with_capacity(st.nodes.len());
+    while let Some(std::cmp::Reverse(i)) = ready.pop() {
+        order.push(NodeId(i as u32));
+        for n in g.neighbors_directed(NodeIndex::new(i), petgraph::Direction::Outgoing) {
+            indeg[n.index()] -= 1;
+            if indeg[n.index()] == 0 {
+                ready.push(std::cmp::Reverse(n.index()));
+            }
+        }
+    }
+    if order.len() != st.nodes.len() {
+        return Err(Error::invalid(
+            path,
+            format!("the dataflow of state '{label}' has a cycle"),
+        ));
+    }
+    Ok(order)
+}

@@ -1,0 +1,556 @@
+//! Writes the body of one SDFG function: control flow (regions, loops,
+//! conditionals, interstate edges) and the hoisted declarations.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::back::cexpr;
+use crate::back::emit::Emitter;
+use crate::diag::{Error, Result};
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+use crate::passes::{AllocScope, Memory, Program};
+
+/// How generated code reaches a data container.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Access {
+    /// Through a pointer: `name[index]`.
+    Ptr(String),
+    /// As a variable: `name`.
+    Value(String),
+}
+
+/// Writes one SDFG (top level or nested) as the body of a C++ function.
+pub(super) struct FnWriter<'a> {
+    pub p: &'a Program,
+    pub sdfg: &'a Sdfg,
+    pub out: Emitter,
+    /// Declarations placed at the top of the function (before any label).
+    pub decls: Emitter,
+    /// Code placed at the end of the function (frees).
+    pub epilogue: Emitter,
+    /// How each container is accessed.
+    pub access: HashMap<String, Access>,
+    /// Symbols declared as local variables (assigned by interstate edges or loops).
+    pub local_symbols: BTreeMap<String, DType>,
+    /// Nested SDFG functions written so far (shared across the tree).
+    pub functions: &'a mut Vec<String>,
+    /// Counter for unique labels.
+    pub labels: usize,
+    /// Inside a parallel (OpenMP) region.
+    pub in_parallel: bool,
+    /// Parameters of the parallel map of this function we are inside (None
+    /// when the parallelism comes from a caller).
+    pub parallel_params: Option<Vec<String>>,
+    /// The function has a Return block (needs the exit label).
+    pub needs_exit_label: bool,
+    /// Names of the file-level prelude/state struct.
+    pub state_type: String,
+    /// Symbols that arrive as parameters (nested SDFGs: the symbol mapping keys).
+    pub sym_params: BTreeSet<String>,
+}
+
+impl<'a> FnWriter<'a> {
+    /// Creates a writer for `sdfg`.
+    pub fn new(
+        p: &'a Program,
+        sdfg: &'a Sdfg,
+        functions: &'a mut Vec<String>,
+        in_parallel: bool,
+    ) -> FnWriter<'a> {
+        FnWriter {
+            p,
+            sdfg,
+            out: Emitter::new(1),
+            decls: Emitter::new(1),
+            epilogue: Emitter::new(1),
+            access: HashMap::new(),
+            local_symbols: BTreeMap::new(),
+            functions,
+            labels: 0,
+            in_parallel,
+            parallel_params: None,
+            needs_exit_label: false,
+            state_type: format!("{}_state_t", p.sdfg.name),
+            sym_params: if sdfg.id == 0 {
+                p.abi.program.iter().map(|x| x.name.clone()).collect()
+            } else {
+                BTreeSet::new()
+            },
+        }
+    }
+
+    /// Prints a symbolic expression as C++.
+    pub fn sym(&self, e: &Expr) -> String {
+        cexpr::to_cpp(&simplify(e))
+    }
+
+    /// A fresh label with a readable stem.
+    pub fn fresh_label(&mut self, stem: &str) -> String {
+        self.labels += 1;
+        let clean: String = stem
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        format!("__{}_{}", clean, self.labels)
+    }
+
+    /// Declares the function-scope transients and symbols, writes the body, returns the full text.
+    pub fn write_body(mut self) -> Result<(String, Vec<String>)> {
+        self.declare_containers()?;
+        self.declare_symbols();
+        let body = self.sdfg.body.clone();
+        let sdfg = self.sdfg;
+        self.region(&sdfg.body, &body.label)?;
+        let _ = body;
+        let mut text = Emitter::new(0);
+        let decls = std::mem::take(&mut self.decls);
+        text.append(decls);
+        let out = std::mem::take(&mut self.out);
+        text.append(out);
+        if self.needs_exit_label {
+            let mut e = Emitter::new(1);
+            e.label("__sdfg_exit");
+            text.append(e);
+        }
+        let epi = std::mem::take(&mut self.epilogue);
+        text.append(epi);
+        Ok((text.finish(), Vec::new()))
+    }
+
+    fn declare_containers(&mut self) -> Result<()> {
+        let sdfg = self.sdfg;
+        for (name, d) in &sdfg.arrays {
+            if !d.transient {
+                // Arguments: top-level scalars are values, everything else a pointer.
+                let is_value = sdfg.id == 0 && d.kind == DataKind::Scalar;
+                let acc = if is_value {
+                    Access::Value(name.clone())
+                } else {
+                    Access::Ptr(name.clone())
+                };
+                self.access.insert(name.clone(), acc);
+                continue;
+            }
+            let plan = self
+                .p
+                .alloc
+                .get(sdfg.id, name)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        &d.path,
+                        format!("no allocation plan for transient '{name}'"),
+                    )
+                })?
+                .clone();
+            let ct = d.dtype.ctype();
+            match (&plan.memory, &plan.scope) {
+                (Memory::Local, AllocScope::Map(..)) => {
+                    // Declared inside the map body.
+                    let acc = if d.kind == DataKind::Scalar {
+                        Access::Value(name.clone())
+                    } else {
+                        Access::Ptr(name.clone())
+                    };
+                    self.access.insert(name.clone(), acc);
+                }
+                (Memory::Local, _)
+                    if d.kind == DataKind::Scalar || self.const_size(d).is_some_and(|n| n == 1) =>
+                {
+                    self.decls.line(format!("[[maybe_unused]] {ct} {name};"));
+                    self.access
+                        .insert(name.clone(), Access::Value(name.clone()));
+                    if plan.zero {
+                        self.zero_at_scope(&plan.scope, name, d);
+                    }
+                }
+                (Memory::Local, _) | (Memory::Heap, _) => {
+                    self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                    self.decls.line(format!(
+                        "[[maybe_unused]] {ct} * __restrict__ {name} = nullptr;"
+                    ));
+                    if plan.scope == AllocScope::Function {
+                        let size = self.sym(&d.total_size);
+                        self.decls
+                            .line(format!("{name} = sdfgc_alloc<{ct}>({size});"));
+                        if plan.zero {
+                            self.decls
+                                .line(format!("std::memset({name}, 0, sizeof({ct}) * ({size}));"));
+                        }
+                        self.epilogue.line(format!("sdfgc_free({name});"));
+                    }
+                }
+                (Memory::Persistent, _) | (Memory::External { .. }, _) => {
+                    let member = member_name(sdfg.id, name);
+                    self.decls.line(format!(
+                        "[[maybe_unused]] {ct} * __restrict__ {name} = __state->{member};"
+                    ));
+                    self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                    if plan.zero {
+                        self.zero_at_scope(&plan.scope, name, d);
+                    }
+                }
+                (Memory::View, _) => {
+                    self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Zeroes at function start (state-scoped zeroing is done by the state writer).
+    fn zero_at_scope(&mut self, scope: &AllocScope, name: &str, d: &DataDesc) {
+        if *scope == AllocScope::Function {
+            let stmt = self.zero_stmt(name, d);
+            self.decls.line(stmt);
+        }
+    }
+
+    /// `memset` (or assignment for values) that zeroes a container.
+    pub fn zero_stmt(&self, name: &str, d: &DataDesc) -> String {
+        match self.access.get(name) {
+            Some(Access::Value(v)) => format!("{v} = {}(0);", d.dtype.ctype()),
+            _ => format!(
+                "std::memset({name}, 0, sizeof({}) * ({}));",
+                d.dtype.ctype(),
+                self.sym(&d.total_size)
+            ),
+        }
+    }
+
+    /// The number of elements if it is a compile-time constant.
+    pub fn const_size(&self, d: &DataDesc) -> Option<i64> {
+        crate::ir::simplify::eval_int(&d.total_size, &mut |_| None)
+    }
+
+    fn declare_symbols(&mut self) {
+        let mut assigned = BTreeSet::new();
+        collect_assigned(&self.sdfg.body, &mut assigned);
+        let params = self.sym_params.clone();
+        for name in assigned {
+            if params.contains(&name) || self.sdfg.arrays.contains_key(&name) {
+                continue;
+            }
+            let t = self
+                .sdfg
+                .symbols
+                .get(&name)
+                .copied()
+                .unwrap_or(DType::Int64);
+            self.decls
+                .line(format!("[[maybe_unused]] {} {name};", t.ctype()));
+            self.local_symbols.insert(name, t);
+        }
+    }
+
+    // ------------------------------------------------------ control flow --
+
+    /// Writes a region.
+    pub fn region(&mut self, r: &Region, _label: &str) -> Result<()> {
+        let Some(start) = r.start else { return Ok(()) };
+        let order = reverse_postorder(r, start);
+        let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
+        for (i, e) in r.edges.iter().enumerate() {
+            out_edges[e.src.index()].push(i);
+        }
+        // A chain: every block has at most one unconditional edge, to the next block.
+        let is_chain = order.iter().enumerate().all(|(k, b)| {
+            let outs = &out_edges[b.index()];
+            match outs.len() {
+                0 => k + 1 == order.len(),
+                1 => {
+                    let e = &r.edges[outs[0]];
+                    is_true(&e.condition) && order.get(k + 1) == Some(&e.dst)
+                }
+                _ => false,
+            }
+        });
+        if is_chain {
+            for b in &order {
+                self.block(&r.blocks[b.index()])?;
+                for &ei in &out_edges[b.index()] {
+                    self.assignments(&r.edges[ei].assignments);
+                }
+            }
+            return Ok(());
+        }
+        // General graph: labels and gotos. First decide which jumps exist,
+        // so that only labels that are jumped to are written.
+        let names: HashMap<BlockId, String> = order
+            .iter()
+            .map(|b| (*b, self.fresh_label(&r.blocks[b.index()].label)))
+            .collect();
+        let end = self.fresh_label(&format!("{}_end", r.label));
+        let mut used: BTreeSet<String> = BTreeSet::new();
+        for (k, b) in order.iter().enumerate() {
+            let next = order.get(k + 1);
+            let mut unconditional = false;
+            for &ei in &out_edges[b.index()] {
+                let e = &r.edges[ei];
+                let target = names.get(&e.dst).cloned().unwrap_or_else(|| end.clone());
+                if is_true(&e.condition) {
+                    if next != Some(&e.dst) {
+                        used.insert(target);
+                    }
+                    unconditional = true;
+                    break;
+                }
+                used.insert(target);
+            }
+            if !unconditional && k + 1 != order.len() {
+                used.insert(end.clone());
+            }
+        }
+        for (k, b) in order.iter().enumerate() {
+            if used.contains(&names[b]) {
+                self.out.label(&names[b]);
+            }
+            self.block(&r.blocks[b.index()])?;
+            let next = order.get(k + 1);
+            let mut unconditional = false;
+            for &ei in &out_edges[b.index()] {
+                let e = &r.edges[ei];
+                let target = names.get(&e.dst).cloned().unwrap_or_else(|| end.clone());
+                if is_true(&e.condition) {
+                    self.assignments(&e.assignments);
+                    if next != Some(&e.dst) {
+                        self.out.line(format!("goto {target};"));
+                    }
+                    unconditional = true;
+                    break;
+                }
+                let c = self.cond(&e.condition);
+                self.out.open(format!("if ({c})"));
+                self.assignments(&e.assignments);
+                self.out.line(format!("goto {target};"));
+                self.out.close();
+            }
+            if !unconditional && k + 1 != order.len() {
+                self.out.line(format!("goto {end};"));
+            }
+        }
+        if used.contains(&end) {
+            self.out.label(&end);
+        }
+        Ok(())
+    }
+
+    fn assignments(&mut self, assigns: &[(String, Expr)]) {
+        for (k, v) in assigns {
+            let value = self.cond(v);
+            self.out.line(format!("{k} = {value};"));
+        }
+    }
+
+    /// Prints an interstate expression (may read scalars and array elements),
+    /// with DaCe's tasklet semantics for integer operators.
+    pub fn cond(&self, e: &Expr) -> String {
+        self.interstate_expr(e)
+    }
+
+    /// Element access with already-printed per-dimension indices.
+    pub fn element_from_printed(&self, data: &str, idx: &[String]) -> String {
+        let Some(d) = self.sdfg.arrays.get(data) else {
+            return format!("{data}[{}]", idx.join("]["));
+        };
+        let parts: Vec<Expr> = idx.iter().map(|s| Expr::Sym(format!("({s})"))).collect();
+        self.element(data, d, &parts)
+    }
+
+    /// `data[linear index]` (or the variable for values).
+    pub fn element(&self, data: &str, d: &DataDesc, idx: &[Expr]) -> String {
+        match self.access.get(data) {
+            Some(Access::Value(v)) => v.clone(),
+            Some(Access::Ptr(p)) => format!("{p}[{}]", self.linear(d, idx)),
+            None => format!("{data}[{}]", self.linear(d, idx)),
+        }
+    }
+
+    /// Linear element offset of `idx` in `d`: sum of (index + offset) * stride.
+    pub fn linear(&self, d: &DataDesc, idx: &[Expr]) -> String {
+        let mut sum: Option<Expr> = None;
+        for (k, i) in idx.iter().enumerate() {
+            let off = d.offset.get(k).cloned().unwrap_or(Expr::Int(0));
+            let stride = d.strides.get(k).cloned().unwrap_or(Expr::Int(1));
+            let term = Expr::bin(
+                BinaryOp::Mul,
+                Expr::bin(BinaryOp::Add, i.clone(), off),
+                stride,
+            );
+            sum = Some(match sum {
+                None => term,
+                Some(s) => Expr::bin(BinaryOp::Add, s, term),
+            });
+        }
+        self.sym(&sum.unwrap_or(Expr::Int(0)))
+    }
+
+    fn block(&mut self, b: &Block) -> Result<()> {
+        match &b.kind {
+            BlockKind::State(st) => self.state(st, b),
+            BlockKind::Region(r) => match &r.kind {
+                RegionKind::Plain => {
+                    self.out.line(format!("// region {}", b.label));
+                    self.out.open("");
+                    self.region(r, &b.label)?;
+                    self.out.close();
+                    Ok(())
+                }
+                RegionKind::Loop(l) => self.loop_region(r, l, &b.label),
+            },
+            BlockKind::Conditional(branches) => {
+                self.out.line(format!("// conditional {}", b.label));
+                let n = branches.len();
+                for (k, (c, body)) in branches.iter().enumerate() {
+                    let head = match (k, c) {
+                        (0, Some(c)) => format!("if ({})", self.cond(c)),
+                        (_, Some(c)) => format!("else if ({})", self.cond(c)),
+                        (0, None) => "if (true)".to_string(),
+                        (_, None) => "else".to_string(),
+                    };
+                    self.out.open(head);
+                    self.region(body, &body.label)?;
+                    if k + 1 == n {
+                        self.out.close();
+                    } else {
+                        self.out.close();
+                    }
+                }
+                Ok(())
+            }
+            BlockKind::Break => {
+                self.out.line("break;");
+                Ok(())
+            }
+            BlockKind::Continue => {
+                self.out.line("continue;");
+                Ok(())
+            }
+            BlockKind::Return => {
+                self.needs_exit_label = true;
+                self.out.line("goto __sdfg_exit;");
+                Ok(())
+            }
+        }
+    }
+
+    fn stmts_expr(&self, stmts: &[Stmt]) -> Result<String> {
+        let mut parts = Vec::new();
+        for s in stmts {
+            match s {
+                Stmt::Assign {
+                    target: Target::Name(n),
+                    op,
+                    value,
+                } => {
+                    let v = self.cond(value);
+                    parts.push(match op {
+                        None => format!("{n} = {v}"),
+                        Some(op) => format!(
+                            "{n} = {}",
+                            self.cond(&Expr::bin(*op, Expr::sym(n.clone()), value.clone()))
+                        ),
+                    });
+                }
+                Stmt::Expr(e) => parts.push(self.cond(e)),
+                Stmt::Assign { .. } => {
+                    return Err(Error::unsupported(
+                        "",
+                        "loop statements that assign array elements",
+                    ));
+                }
+            }
+        }
+        Ok(parts.join(", "))
+    }
+
+    fn loop_region(&mut self, r: &Region, l: &LoopInfo, label: &str) -> Result<()> {
+        let init = self.stmts_expr(&l.init)?;
+        let update = self.stmts_expr(&l.update)?;
+        let cond = self.cond(&l.condition);
+        self.out.line(format!("// loop {label}"));
+        if !l.inverted {
+            self.out.open(format!("for ({init}; {cond}; {update})"));
+            self.region(r, label)?;
+            self.out.close();
+        } else {
+            if !init.is_empty() {
+                self.out.line(format!("{init};"));
+            }
+            self.out.open("do");
+            self.region(r, label)?;
+            let tail = match (update.is_empty(), l.update_before_condition) {
+                (true, _) => cond,
+                (false, true) => format!("({update}, {cond})"),
+                (false, false) => format!("({cond}) && (({update}), true)"),
+            };
+            self.out.close_with(&format!(" while ({tail});"));
+        }
+        Ok(())
+    }
+}
+
+/// The name of a state-struct member for a transient.
+pub fn member_name(sdfg_id: u32, name: &str) -> String {
+    format!("__{sdfg_id}_{name}")
+}
+
+fn is_true(e: &Expr) -> bool {
+    matches!(e, Expr::Bool(true)) || matches!(e, Expr::Int(v) if *v != 0)
+}
+
+fn collect_assigned(r: &Region, out: &mut BTreeSet<String>) {
+    if let RegionKind::Loop(l) = &r.kind {
+        if let Some(v) = &l.variable {
+            out.insert(v.clone());
+        }
+        for s in l.init.iter().chain(&l.update) {
+            if let Stmt::Assign {
+                target: Target::Name(n),
+                ..
+            } = s
+            {
+                out.insert(n.clone());
+            }
+        }
+    }
+    for e in &r.edges {
+        for (k, _) in &e.assignments {
+            out.insert(k.clone());
+        }
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::Region(inner) => collect_assigned(inner, out),
+            BlockKind::Conditional(brs) => {
+                brs.iter().for_each(|(_, body)| collect_assigned(body, out))
+            }
+            _ => {}
+        }
+    }
+}
+
+fn reverse_postorder(r: &Region, start: BlockId) -> Vec<BlockId> {
+    let mut succ: Vec<Vec<BlockId>> = vec![Vec::new(); r.blocks.len()];
+    for e in &r.edges {
+        succ[e.src.index()].push(e.dst);
+    }
+    let mut visited = vec![false; r.blocks.len()];
+    let mut post = Vec::new();
+    // Iterative DFS.
+    let mut stack: Vec<(BlockId, usize)> = vec![(start, 0)];
+    visited[start.index()] = true;
+    while let Some((b, i)) = stack.pop() {
+        if i < succ[b.index()].len() {
+            stack.push((b, i + 1));
+            let n = succ[b.index()][i];
+            if !visited[n.index()] {
+                visited[n.index()] = true;
+                stack.push((n, 0));
+            }
+        } else {
+            post.push(b);
+        }
+    }
+    post.reverse();
+    post
+}

@@ -1,0 +1,332 @@
+//! The C++ (OpenMP) writer: one self-contained translation unit per SDFG
+//! plus a C header, on DaCe's C ABI.
+
+mod dataflow;
+mod function;
+mod library;
+mod tasklet;
+
+use askama::Template;
+
+use crate::back::cexpr;
+use crate::diag::{Error, ErrorKind, Result};
+use crate::driver::Outputs;
+use crate::ir::*;
+use crate::passes::abi::ParamKind;
+use crate::passes::{Memory, Program};
+
+pub use function::member_name;
+
+/// Runtime helpers every translation unit carries (allocation, atomics).
+const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
+template <typename T>
+static inline T *sdfgc_alloc(size_t n) {
+    return static_cast<T *>(::operator new[](n * sizeof(T) + 1, std::align_val_t{64}));
+}
+template <typename T>
+static inline void sdfgc_free(T *p) {
+    ::operator delete[](static_cast<void *>(p), std::align_val_t{64});
+}
+static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+template <typename T, typename F>
+static inline void sdfgc_atomic_update(T *p, T v, F f) {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    T upd = f(old, v);
+    while (!__atomic_compare_exchange(p, &old, &upd, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        upd = f(old, v);
+    }
+}
+template <typename T>
+static inline void sdfgc_atomic_min(T *p, T v) {
+    sdfgc_atomic_update(p, v, [](T a, T b) { return b < a ? b : a; });
+}
+template <typename T>
+static inline void sdfgc_atomic_max(T *p, T v) {
+    sdfgc_atomic_update(p, v, [](T a, T b) { return a < b ? b : a; });
+}"#;
+
+struct Slot {
+    name: String,
+    member: String,
+    ctype: String,
+    elements: String,
+}
+
+struct Workspace {
+    storage: String,
+    align: u64,
+    slots: Vec<Slot>,
+}
+
+#[derive(Template)]
+#[template(path = "cpp/translation_unit.cpp", escape = "none")]
+struct TranslationUnit<'a> {
+    name: &'a str,
+    version: &'a str,
+    mode: String,
+    prelude: &'a str,
+    runtime: &'a str,
+    globals: String,
+    members: Vec<String>,
+    functions: Vec<String>,
+    program_params: String,
+    program_args: String,
+    body: String,
+    init_params: String,
+    init_params_tail: String,
+    init_body: String,
+    exit_body: String,
+    workspaces: Vec<Workspace>,
+}
+
+#[derive(Template)]
+#[template(path = "cpp/header.h", escape = "none")]
+struct Header<'a> {
+    name: &'a str,
+    guard: String,
+    version: &'a str,
+    program_params: String,
+    init_params: String,
+    init_params_tail: String,
+    workspaces: Vec<String>,
+}
+
+/// Writes `<name>.cpp` and `<name>.h`.
+pub fn write(p: &Program) -> Result<Outputs> {
+    let sdfg = &p.sdfg;
+    let name = sdfg.name.as_str();
+    let version = env!("CARGO_PKG_VERSION");
+    refuse_unsupported(sdfg)?;
+
+    let program_params: String = p
+        .abi
+        .program
+        .iter()
+        .map(|x| format!(", {}", x.c_decl(x.kind == ParamKind::Array)))
+        .collect();
+    let header_params: String = p
+        .abi
+        .program
+        .iter()
+        .map(|x| format!(", {}", x.c_decl(false)))
+        .collect();
+    let program_args: String = p
+        .abi
+        .program
+        .iter()
+        .map(|x| format!(", {}", x.name))
+        .collect();
+    let init_list: Vec<String> = p.abi.init.iter().map(|x| x.c_decl(false)).collect();
+    let init_params = if init_list.is_empty() {
+        "void".to_string()
+    } else {
+        init_list.join(", ")
+    };
+    let init_params_tail: String = init_list.iter().map(|x| format!(", {x}")).collect();
+
+    let mut functions = Vec::new();
+    let writer = function::FnWriter::new(p, sdfg, &mut functions, false);
+    let (body, _) = writer.write_body()?;
+
+    // State members, persistent allocations and workspace slots.
+    let mut members = Vec::new();
+    let mut init_body = String::new();
+    let mut exit_body = String::new();
+    let mut all = Vec::new();
+    collect_sdfgs(sdfg, &mut all);
+    for s in &all {
+        for (n, d) in s.arrays.iter().filter(|(_, d)| d.transient) {
+            let Some(plan) = p.alloc.get(s.id, n) else {
+                continue;
+            };
+            let member = member_name(s.id, n);
+            let ct = d.dtype.ctype();
+            match &plan.memory {
+                Memory::Persistent => {
+                    members.push(format!("{ct} *{member} = nullptr;"));
+                    let elements = plan
+                        .top_elements
+                        .as_ref()
+                        .map(|e| cexpr::to_cpp(e))
+                        .unwrap_or_else(|| "1".into());
+                    init_body.push_str(&format!(
+                        "    __state->{member} = sdfgc_alloc<{ct}>({elements});\n"
+                    ));
+                    exit_body.push_str(&format!("    sdfgc_free(__state->{member});\n"));
+                }
+                Memory::External { .. } => {
+                    members.push(format!("{ct} *{member} = nullptr;  // External"))
+                }
+                _ => {}
+            }
+        }
+    }
+    if members.is_empty() {
+        members.push("char __unused = 0;".into());
+    }
+    let unused_symbols: String = p
+        .abi
+        .init
+        .iter()
+        .map(|x| format!("    (void){};\n", x.name))
+        .collect();
+    init_body = unused_symbols + &init_body;
+    let mut globals = String::new();
+    let mut seen = Vec::new();
+    for s in &all {
+        for (k, c) in &s.constants {
+            if seen.contains(k) {
+                continue;
+            }
+            seen.push(k.clone());
+            globals.push_str(&constant_decl(k, c));
+        }
+        if let Some(g) = s.global_code.get("frame") {
+            globals.push_str(&g.code);
+            globals.push('\n');
+        }
+        if let Some(g) = s.init_code.get("frame") {
+            init_body.push_str(&g.code);
+            init_body.push('\n');
+        }
+        if let Some(g) = s.exit_code.get("frame") {
+            exit_body.push_str(&g.code);
+            exit_body.push('\n');
+        }
+    }
+    let workspaces: Vec<Workspace> = p
+        .alloc
+        .external
+        .iter()
+        .map(|(storage, slots)| Workspace {
+            storage: storage.dace_name().to_string(),
+            align: p.alloc.align,
+            slots: slots
+                .iter()
+                .map(|s| Slot {
+                    name: s.name.clone(),
+                    member: member_name(s.sdfg, &s.name),
+                    ctype: s.dtype.ctype().to_string(),
+                    elements: cexpr::to_cpp(&s.elements),
+                })
+                .collect(),
+        })
+        .collect();
+    let mode = match p.mode {
+        None => "as stored in the SDFG".to_string(),
+        Some(m) => format!("{m:?}").to_lowercase(),
+    };
+    let tu = TranslationUnit {
+        name,
+        version,
+        mode,
+        prelude: cexpr::PRELUDE.trim_end(),
+        runtime: RUNTIME,
+        globals: globals.trim_end().to_string(),
+        members,
+        functions,
+        program_params,
+        program_args,
+        body,
+        init_params: init_params.clone(),
+        init_params_tail: init_params_tail.clone(),
+        init_body,
+        exit_body,
+        workspaces,
+    };
+    let header = Header {
+        name,
+        guard: name.to_uppercase(),
+        version,
+        program_params: header_params,
+        init_params,
+        init_params_tail,
+        workspaces: p
+            .alloc
+            .external
+            .keys()
+            .map(|s| s.dace_name().to_string())
+            .collect(),
+    };
+    let render = |r: askama::Result<String>| {
+        r.map_err(|e| Error::new(ErrorKind::Io, "", format!("template: {e}")))
+    };
+    let mut cpp = render(tu.render())?;
+    cpp.push('\n');
+    let mut h = render(header.render())?;
+    h.push('\n');
+    Ok(vec![(format!("{name}.cpp"), cpp), (format!("{name}.h"), h)])
+}
+
+fn collect_sdfgs<'a>(s: &'a Sdfg, out: &mut Vec<&'a Sdfg>) {
+    out.push(s);
+    fn region<'a>(r: &'a Region, out: &mut Vec<&'a Sdfg>) {
+        for b in &r.blocks {
+            match &b.kind {
+                BlockKind::State(st) => {
+                    for n in &st.nodes {
+                        if let NodeKind::Nested(ns) = &n.kind {
+                            collect_sdfgs(&ns.sdfg, out);
+                        }
+                    }
+                }
+                BlockKind::Region(inner) => region(inner, out),
+                BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| region(body, out)),
+                _ => {}
+            }
+        }
+    }
+    region(&s.body, out);
+}
+
+fn constant_decl(name: &str, c: &Constant) -> String {
+    let ct = c.dtype.ctype();
+    let lit = |v: f64| {
+        if c.dtype == DType::Bool {
+            (if v != 0.0 { "true" } else { "false" }).to_string()
+        } else if c.dtype.is_integer() {
+            format!("{}", v as i64)
+        } else {
+            cexpr::float_literal(v)
+        }
+    };
+    if c.shape.is_empty() {
+        format!(
+            "static constexpr {ct} {name} = {};\n",
+            lit(c.values.first().copied().unwrap_or(0.0))
+        )
+    } else {
+        let vals: Vec<String> = c.values.iter().map(|v| lit(*v)).collect();
+        format!(
+            "static const {ct} {name}[{}] = {{{}}};\n",
+            c.values.len().max(1),
+            vals.join(", ")
+        )
+    }
+}
+
+/// Refuses, by name, what the C++ writer cannot express.
+fn refuse_unsupported(sdfg: &Sdfg) -> Result<()> {
+    for (n, d) in &sdfg.arrays {
+        if matches!(
+            d.dtype,
+            DType::Complex64 | DType::Complex128 | DType::Float16
+        ) {
+            return Err(Error::unsupported(
+                &d.path,
+                format!("data '{n}' of type {} on the cpp target", d.dtype),
+            ));
+        }
+        if !d.transient && d.storage.is_gpu() {
+            return Err(Error::unsupported(
+                &d.path,
+                format!(
+                    "argument '{n}' has GPU storage {}; compile this SDFG with --target cuda or hip",
+                    d.storage.dace_name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! An indentation-aware text builder for generated code.
+
+/// Accumulates lines of code with consistent indentation.
+#[derive(Default, Debug)]
+pub struct Emitter {
+    buf: String,
+    indent: usize,
+}
+
+impl Emitter {
+    /// An empty emitter at the given indentation level.
+    pub fn new(indent: usize) -> Emitter {
+        Emitter {
+            buf: String::new(),
+            indent,
+        }
+    }
+
+    /// Emits one line (or several, each indented).
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        for l in text.as_ref().lines() {
+            if l.trim().is_empty() {
+                self.buf.push('\n');
+                continue;
+            }
+            // Preprocessor directives stay at column 0 only for #if/#endif; pragmas indent.
+            for _ in 0..self.indent {
+                self.buf.push_str("    ");
+            }
+            self.buf.push_str(l);
+            self.buf.push('\n');
+        }
+    }
+
+    /// Emits `text {` and indents.
+    pub fn open(&mut self, text: impl AsRef<str>) {
+        let t = text.as_ref();
+        if t.is_empty() {
+            self.line("{");
+        } else {
+            self.line(format!("{t} {{"));
+        }
+        self.indent += 1;
+    }
+
+    /// Dedents and emits `}` (with an optional suffix such as `;` or ` else {`).
+    pub fn close_with(&mut self, suffix: &str) {
+        self.indent = self.indent.saturating_sub(1);
+        self.line(format!("}}{suffix}"));
+    }
+
+    /// Dedents and emits `}`.
+    pub fn close(&mut self) {
+        self.close_with("");
+    }
+
+    /// Emits a label at one level less indentation.
+    pub fn label(&mut self, name: &str) {
+        self.indent = self.indent.saturating_sub(1);
+        self.line(format!("{name}:;"));
+        self.indent += 1;
+    }
+
+    /// Current indentation level.
+    pub fn indent(&self) -> usize {
+        self.indent
+    }
+
+    /// Appends the text of another emitter verbatim.
+    pub fn append(&mut self, other: Emitter) {
+        self.buf.push_str(&other.buf);
+    }
+
+    /// The text so far.
+    pub fn finish(self) -> String {
+        self.buf
+    }
+
+    /// True if nothing was emitted.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}

@@ -1,0 +1,5 @@
+//! Target writers.
+
+pub mod cexpr;
+pub mod cpp;
+pub mod emit;

@@ -1,0 +1,7 @@
+//! A parser for the Python subset that DaCe writes: symbolic expressions
+//! (sympy syntax, `$`-prefixed symbols in DaCe 2.x) and tasklet code.
+
+mod lexer;
+mod parser;
+
+pub use parser::{PyError, parse_code, parse_expr};

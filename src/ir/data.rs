@@ -1,0 +1,148 @@
+//! Data containers: arrays, scalars and views, with storage and lifetime.
+
+use crate::ir::dtype::DType;
+use crate::ir::expr::Expr;
+
+/// What kind of container a descriptor describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataKind {
+    /// A (possibly multi-dimensional) array.
+    Array,
+    /// A single value.
+    Scalar,
+    /// A view into another container (`View` / `ArrayView`).
+    View,
+}
+
+/// Where a container lives (DaCe's `StorageType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Storage {
+    Default,
+    Register,
+    CpuHeap,
+    CpuPinned,
+    CpuThreadLocal,
+    GpuGlobal,
+    GpuShared,
+}
+
+impl Storage {
+    /// Parses DaCe's enum member name.
+    pub fn from_dace_name(s: &str) -> Option<Storage> {
+        Some(match s {
+            "Default" => Storage::Default,
+            "Register" => Storage::Register,
+            "CPU_Heap" => Storage::CpuHeap,
+            "CPU_Pinned" => Storage::CpuPinned,
+            "CPU_ThreadLocal" => Storage::CpuThreadLocal,
+            "GPU_Global" => Storage::GpuGlobal,
+            "GPU_Shared" => Storage::GpuShared,
+            _ => return None,
+        })
+    }
+
+    /// DaCe's enum member name (used in exported function names).
+    pub fn dace_name(self) -> &'static str {
+        match self {
+            Storage::Default => "Default",
+            Storage::Register => "Register",
+            Storage::CpuHeap => "CPU_Heap",
+            Storage::CpuPinned => "CPU_Pinned",
+            Storage::CpuThreadLocal => "CPU_ThreadLocal",
+            Storage::GpuGlobal => "GPU_Global",
+            Storage::GpuShared => "GPU_Shared",
+        }
+    }
+
+    /// True for storages that live in GPU memory.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Storage::GpuGlobal | Storage::GpuShared)
+    }
+}
+
+/// How long a transient lives (DaCe's `AllocationLifetime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lifetime {
+    Scope,
+    State,
+    Sdfg,
+    Global,
+    Persistent,
+    External,
+}
+
+impl Lifetime {
+    /// Parses DaCe's enum member name.
+    pub fn from_dace_name(s: &str) -> Option<Lifetime> {
+        Some(match s {
+            "Scope" => Lifetime::Scope,
+            "State" => Lifetime::State,
+            "SDFG" => Lifetime::Sdfg,
+            "Global" => Lifetime::Global,
+            "Persistent" => Lifetime::Persistent,
+            "External" => Lifetime::External,
+            _ => return None,
+        })
+    }
+
+    /// DaCe's enum member name.
+    pub fn dace_name(self) -> &'static str {
+        match self {
+            Lifetime::Scope => "Scope",
+            Lifetime::State => "State",
+            Lifetime::Sdfg => "SDFG",
+            Lifetime::Global => "Global",
+            Lifetime::Persistent => "Persistent",
+            Lifetime::External => "External",
+        }
+    }
+}
+
+/// A data descriptor (`_arrays` entry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataDesc {
+    /// Array, scalar or view.
+    pub kind: DataKind,
+    /// Element type.
+    pub dtype: DType,
+    /// Extent per dimension.
+    pub shape: Vec<Expr>,
+    /// Stride per dimension, in elements.
+    pub strides: Vec<Expr>,
+    /// Number of elements to allocate.
+    pub total_size: Expr,
+    /// Per-dimension index offset.
+    pub offset: Vec<Expr>,
+    /// Element offset of index 0 inside the allocation.
+    pub start_offset: Expr,
+    /// Intermediate data owned by the program (not an argument).
+    pub transient: bool,
+    /// Where it lives.
+    pub storage: Storage,
+    /// How long it lives.
+    pub lifetime: Lifetime,
+    /// Allocated with the stream-ordered pool allocator (GPU).
+    pub pool: bool,
+    /// Pointer may alias other arguments (no `__restrict__`).
+    pub may_alias: bool,
+    /// JSON pointer of the descriptor.
+    pub path: String,
+}
+
+impl DataDesc {
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+}
+
+/// A compile-time constant (`constants_prop`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constant {
+    /// Element type.
+    pub dtype: DType,
+    /// Shape (empty for a scalar).
+    pub shape: Vec<usize>,
+    /// The values, flattened in C order.
+    pub values: Vec<f64>,
+}

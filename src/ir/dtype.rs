@@ -1,0 +1,159 @@
+//! Element types of data containers, symbols and connectors.
+
+use std::fmt;
+
+/// A scalar element type as DaCe names it (`float64`, `int32`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    Float32,
+    Float64,
+    Complex64,
+    Complex128,
+}
+
+impl DType {
+    /// Parses DaCe's dtype name (`"float64"`, also `"bool_"`).
+    pub fn from_dace_name(name: &str) -> Option<DType> {
+        Some(match name {
+            "bool" | "bool_" => DType::Bool,
+            "int8" => DType::Int8,
+            "int16" => DType::Int16,
+            "int32" => DType::Int32,
+            "int64" => DType::Int64,
+            "uint8" => DType::UInt8,
+            "uint16" => DType::UInt16,
+            "uint32" => DType::UInt32,
+            "uint64" => DType::UInt64,
+            "float16" => DType::Float16,
+            "float32" => DType::Float32,
+            "float64" => DType::Float64,
+            "complex64" => DType::Complex64,
+            "complex128" => DType::Complex128,
+            _ => return None,
+        })
+    }
+
+    /// DaCe's name of the type.
+    pub fn dace_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::UInt8 => "uint8",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
+            DType::Float16 => "float16",
+            DType::Float32 => "float32",
+            DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+        }
+    }
+
+    /// The C type DaCe uses in its ABI (`typeclass.ctype`); `int8` is plain `char`.
+    pub fn ctype(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::Int8 => "char",
+            DType::Int16 => "short",
+            DType::Int32 => "int",
+            DType::Int64 => "int64_t",
+            DType::UInt8 => "uint8_t",
+            DType::UInt16 => "uint16_t",
+            DType::UInt32 => "unsigned int",
+            DType::UInt64 => "uint64_t",
+            DType::Float16 => "half",
+            DType::Float32 => "float",
+            DType::Float64 => "double",
+            DType::Complex64 => "std::complex<float>",
+            DType::Complex128 => "std::complex<double>",
+        }
+    }
+
+    /// Size of one element in bytes.
+    pub fn size(self) -> u64 {
+        match self {
+            DType::Bool | DType::Int8 | DType::UInt8 => 1,
+            DType::Int16 | DType::UInt16 | DType::Float16 => 2,
+            DType::Int32 | DType::UInt32 | DType::Float32 => 4,
+            DType::Int64 | DType::UInt64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+        }
+    }
+
+    /// True for the integer types (bool excluded).
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            DType::Int8
+                | DType::Int16
+                | DType::Int32
+                | DType::Int64
+                | DType::UInt8
+                | DType::UInt16
+                | DType::UInt32
+                | DType::UInt64
+        )
+    }
+
+    /// True for the floating-point and complex types.
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            DType::Float16 | DType::Float32 | DType::Float64 | DType::Complex64 | DType::Complex128
+        )
+    }
+
+    /// Rank for C-like arithmetic promotion: the larger wins.
+    pub fn promotion_rank(self) -> u8 {
+        match self {
+            DType::Bool => 0,
+            DType::Int8 => 1,
+            DType::UInt8 => 2,
+            DType::Int16 => 3,
+            DType::UInt16 => 4,
+            DType::Int32 => 5,
+            DType::UInt32 => 6,
+            DType::Int64 => 7,
+            DType::UInt64 => 8,
+            DType::Float16 => 9,
+            DType::Float32 => 10,
+            DType::Float64 => 11,
+            DType::Complex64 => 12,
+            DType::Complex128 => 13,
+        }
+    }
+
+    /// The type of `a op b` for arithmetic operators (C/numpy-like promotion; ints become at least int32 as in C).
+    pub fn promote(a: DType, b: DType) -> DType {
+        let t = if a.promotion_rank() >= b.promotion_rank() {
+            a
+        } else {
+            b
+        };
+        if t.promotion_rank() < DType::Int32.promotion_rank() {
+            DType::Int32
+        } else {
+            t
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.dace_name())
+    }
+}

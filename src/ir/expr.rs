@@ -1,0 +1,235 @@
+//! One expression type for everything sdfgc computes with: symbolic shapes,
+//! strides, map ranges, memlet subsets, interstate conditions and
+//! assignments, and the right-hand sides of tasklet code.
+
+use std::fmt;
+
+use crate::ir::dtype::DType;
+
+/// An expression tree. Symbols, connectors and local tasklet variables are
+/// all `Sym`; the writer decides what a name refers to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// Integer literal.
+    Int(i64),
+    /// Floating-point literal (printed back with a round-trip exact form).
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// A name: symbol, connector, local variable, or data container.
+    Sym(String),
+    /// Unary operation.
+    Unary(UnaryOp, Box<Expr>),
+    /// Binary operation (arithmetic, bitwise, logical, comparison).
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// A call of a known function.
+    Call(Func, Vec<Expr>),
+    /// `a if cond else b`, stored as (cond, a, b).
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `name[i, j, ...]`: indexing a connector or array.
+    Index(String, Vec<Expr>),
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `not x`
+    Not,
+    /// `~x`
+    BitNot,
+}
+
+/// Binary operators. `Div` is true division (Python `/`), `FloorDiv` is
+/// Python `//`, `Mod` is Python `%` / sympy `Mod`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Functions that may appear in symbolic expressions or tasklet code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// `Min(a, b, ...)` / `min(a, b)`
+    Min,
+    /// `Max(a, b, ...)` / `max(a, b)`
+    Max,
+    /// `Abs(x)` / `abs(x)`
+    Abs,
+    /// `floor(x)` (sympy / math)
+    Floor,
+    /// `ceiling(x)` (sympy) / `math.ceil(x)`
+    Ceil,
+    /// `int_floor(a, b)`: integer floor division
+    IntFloor,
+    /// `int_ceil(a, b)`: integer ceiling division
+    IntCeil,
+    Sqrt,
+    Exp,
+    Log,
+    Log10,
+    Log2,
+    Pow,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    /// `isnan(x)`
+    IsNan,
+    /// `isinf(x)`
+    IsInf,
+    /// `copysign(a, b)`
+    CopySign,
+    /// `fmod(a, b)`
+    Fmod,
+    /// C's `a % b` (truncating), as DaCe emits for Python `%` in tasklets; never parsed.
+    CMod,
+    /// A cast to a scalar type: `dace.float32(x)`, `int(x)`, `float(x)`, `double(x)`.
+    Cast(DType),
+}
+
+/// A statement of tasklet code, interstate assignments or loop statements.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `target = value` or `target op= value` (`op` is `Some` for augmented assignment).
+    Assign {
+        /// What is assigned.
+        target: Target,
+        /// Operator of an augmented assignment (`+=` → `Some(Add)`).
+        op: Option<BinaryOp>,
+        /// The assigned value.
+        value: Expr,
+    },
+    /// A bare expression statement (e.g. a call for its side effect).
+    Expr(Expr),
+}
+
+/// The left-hand side of an assignment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// A plain name.
+    Name(String),
+    /// `name[i, ...]`
+    Index(String, Vec<Expr>),
+}
+
+/// Special floating-point constants Python code can name (`math.nan`, `math.inf`, `math.pi`, `math.e`)
+/// are parsed into `Expr::Float`; `nan`/`inf` printing is the writer's job.
+impl Expr {
+    /// Shorthand for a symbol.
+    pub fn sym(name: impl Into<String>) -> Expr {
+        Expr::Sym(name.into())
+    }
+
+    /// Shorthand for a binary node.
+    pub fn bin(op: BinaryOp, a: Expr, b: Expr) -> Expr {
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    /// The integer value if this is an integer literal.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Expr::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every indexing `name[...]` in the expression.
+    pub fn visit_index(&self, f: &mut dyn FnMut(&str, &[Expr])) {
+        match self {
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => {}
+            Expr::Unary(_, a) => a.visit_index(f),
+            Expr::Binary(_, a, b) => {
+                a.visit_index(f);
+                b.visit_index(f);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.visit_index(f)),
+            Expr::Ternary(c, a, b) => {
+                c.visit_index(f);
+                a.visit_index(f);
+                b.visit_index(f);
+            }
+            Expr::Index(n, idx) => {
+                f(n, idx);
+                idx.iter().for_each(|a| a.visit_index(f));
+            }
+        }
+    }
+
+    /// Calls `f` on every symbol name in the expression (including indexed names).
+    pub fn visit_names(&self, f: &mut dyn FnMut(&str)) {
+        match self {
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => {}
+            Expr::Sym(s) => f(s),
+            Expr::Unary(_, a) => a.visit_names(f),
+            Expr::Binary(_, a, b) => {
+                a.visit_names(f);
+                b.visit_names(f);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.visit_names(f)),
+            Expr::Ternary(c, a, b) => {
+                c.visit_names(f);
+                a.visit_names(f);
+                b.visit_names(f);
+            }
+            Expr::Index(n, idx) => {
+                f(n);
+                idx.iter().for_each(|a| a.visit_names(f));
+            }
+        }
+    }
+}
+
+impl fmt::Display for BinaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::FloorDiv => "//",
+            BinaryOp::Mod => "%",
+            BinaryOp::Pow => "**",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        };
+        f.write_str(s)
+    }
+}

@@ -1,0 +1,12 @@
+//! The intermediate representation sdfgc's passes and writers work on.
+
+pub mod data;
+pub mod dtype;
+pub mod expr;
+pub mod sdfg;
+pub mod simplify;
+
+pub use data::*;
+pub use dtype::DType;
+pub use expr::*;
+pub use sdfg::*;

@@ -1,0 +1,467 @@
+//! SDFGs, control flow and dataflow.
+//!
+//! Ownership follows the nesting of the SDFG: an [`Sdfg`] owns its root
+//! [`Region`], regions own their [`Block`]s, states own their nodes and
+//! edges, and a nested SDFG node owns the whole inner [`Sdfg`]. Within a
+//! region or state, elements are addressed by typed indices ([`BlockId`],
+//! [`NodeId`]) that stay stable while passes append.
+
+use indexmap::IndexMap;
+
+use crate::ir::data::{Constant, DataDesc};
+use crate::ir::dtype::DType;
+use crate::ir::expr::{Expr, Stmt};
+
+/// A whole SDFG (also used for nested SDFGs).
+#[derive(Clone, Debug)]
+pub struct Sdfg {
+    /// Position in the SDFG tree (depth-first, top level = 0); DaCe's `cfg_id` of the SDFG.
+    pub id: u32,
+    /// `attributes.name`: used in exported symbol names.
+    pub name: String,
+    /// Positional argument names (informational).
+    pub arg_names: Vec<String>,
+    /// Data containers in JSON order.
+    pub arrays: IndexMap<String, DataDesc>,
+    /// Symbols with their types.
+    pub symbols: IndexMap<String, DType>,
+    /// Compile-time constants.
+    pub constants: IndexMap<String, Constant>,
+    /// Code placed at file scope, per location (`frame`, `cuda`, ...).
+    pub global_code: IndexMap<String, CodeBlock>,
+    /// Code run in `__dace_init_<name>`, per location.
+    pub init_code: IndexMap<String, CodeBlock>,
+    /// Code run in `__dace_exit_<name>`, per location.
+    pub exit_code: IndexMap<String, CodeBlock>,
+    /// The root control-flow region.
+    pub body: Region,
+    /// JSON pointer of this SDFG object.
+    pub path: String,
+}
+
+/// Language of a code block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// Python (translated by sdfgc).
+    Python,
+    /// C++ (passed through).
+    Cpp,
+}
+
+/// A piece of code as stored in the SDFG.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodeBlock {
+    /// Source text.
+    pub code: String,
+    /// Its language.
+    pub language: Language,
+}
+
+/// Index of a block inside its region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+/// Index of a node inside its state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl BlockId {
+    /// As a vector index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl NodeId {
+    /// As a vector index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A control-flow region: blocks connected by interstate edges.
+#[derive(Clone, Debug)]
+pub struct Region {
+    /// Label from the JSON.
+    pub label: String,
+    /// Plain region or loop.
+    pub kind: RegionKind,
+    /// The blocks (index = [`BlockId`]).
+    pub blocks: Vec<Block>,
+    /// Interstate edges.
+    pub edges: Vec<InterstateEdge>,
+    /// Entry block (None only for an empty region).
+    pub start: Option<BlockId>,
+    /// JSON pointer of the region object.
+    pub path: String,
+}
+
+/// What a region is.
+#[derive(Clone, Debug)]
+pub enum RegionKind {
+    /// SDFG body or `ControlFlowRegion` (also conditional branch bodies).
+    Plain,
+    /// `LoopRegion`.
+    Loop(LoopInfo),
+}
+
+/// The loop attributes of a `LoopRegion`.
+#[derive(Clone, Debug)]
+pub struct LoopInfo {
+    /// The loop variable (may be empty for while-loops).
+    pub variable: Option<String>,
+    /// `init_statement`.
+    pub init: Vec<Stmt>,
+    /// `loop_condition`.
+    pub condition: Expr,
+    /// `update_statement`.
+    pub update: Vec<Stmt>,
+    /// do-while form (condition checked after the body).
+    pub inverted: bool,
+    /// With `inverted`: update runs before the condition check.
+    pub update_before_condition: bool,
+}
+
+/// A control-flow block.
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Label from the JSON.
+    pub label: String,
+    /// What the block is.
+    pub kind: BlockKind,
+    /// JSON pointer.
+    pub path: String,
+}
+
+/// The kinds of control-flow block.
+#[derive(Clone, Debug)]
+pub enum BlockKind {
+    /// A dataflow state.
+    State(State),
+    /// A nested region (`ControlFlowRegion`, `LoopRegion`).
+    Region(Region),
+    /// `ConditionalBlock`: branches tried in order; `None` condition is `else`.
+    Conditional(Vec<(Option<Expr>, Region)>),
+    /// `BreakBlock`: leaves the innermost loop.
+    Break,
+    /// `ContinueBlock`: next iteration of the innermost loop.
+    Continue,
+    /// `ReturnBlock`: leaves the SDFG.
+    Return,
+}
+
+/// An interstate edge.
+#[derive(Clone, Debug)]
+pub struct InterstateEdge {
+    /// Source block.
+    pub src: BlockId,
+    /// Destination block.
+    pub dst: BlockId,
+    /// Condition (`true` when absent).
+    pub condition: Expr,
+    /// Symbol assignments, in order.
+    pub assignments: Vec<(String, Expr)>,
+    /// JSON pointer.
+    pub path: String,
+}
+
+/// A dataflow state.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    /// Nodes (index = [`NodeId`]).
+    pub nodes: Vec<Node>,
+    /// Memlet edges.
+    pub edges: Vec<DataEdge>,
+}
+
+/// A dataflow node.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Label from the JSON.
+    pub label: String,
+    /// The map entry whose scope contains this node (None at top level).
+    pub scope: Option<NodeId>,
+    /// What the node is.
+    pub kind: NodeKind,
+    /// JSON pointer.
+    pub path: String,
+}
+
+/// The kinds of dataflow node.
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    /// Reads or writes a data container.
+    Access(AccessNode),
+    /// Opens a map scope.
+    MapEntry(MapEntry),
+    /// Closes the map scope opened by `entry`.
+    MapExit {
+        /// The matching entry.
+        entry: NodeId,
+    },
+    /// A computation.
+    Tasklet(Tasklet),
+    /// A nested SDFG.
+    Nested(NestedSdfg),
+    /// A library node (expanded by a pass).
+    Library(LibraryNode),
+}
+
+/// `AccessNode` attributes.
+#[derive(Clone, Debug)]
+pub struct AccessNode {
+    /// Name of the container.
+    pub data: String,
+    /// Zero the container before first use in the state.
+    pub setzero: bool,
+}
+
+/// Map schedules (DaCe's `ScheduleType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    Default,
+    Sequential,
+    CpuMulticore,
+    CpuPersistent,
+    GpuDefault,
+    GpuDevice,
+    GpuThreadBlock,
+    GpuThreadBlockDynamic,
+    GpuPersistent,
+    Unrolled,
+}
+
+impl Schedule {
+    /// Parses DaCe's enum member name.
+    pub fn from_dace_name(s: &str) -> Option<Schedule> {
+        Some(match s {
+            "Default" => Schedule::Default,
+            "Sequential" => Schedule::Sequential,
+            "CPU_Multicore" => Schedule::CpuMulticore,
+            "CPU_Persistent" => Schedule::CpuPersistent,
+            "GPU_Default" => Schedule::GpuDefault,
+            "GPU_Device" => Schedule::GpuDevice,
+            "GPU_ThreadBlock" => Schedule::GpuThreadBlock,
+            "GPU_ThreadBlock_Dynamic" => Schedule::GpuThreadBlockDynamic,
+            "GPU_Persistent" => Schedule::GpuPersistent,
+            "Unrolled" => Schedule::Unrolled,
+            _ => return None,
+        })
+    }
+
+    /// DaCe's enum member name.
+    pub fn dace_name(self) -> &'static str {
+        match self {
+            Schedule::Default => "Default",
+            Schedule::Sequential => "Sequential",
+            Schedule::CpuMulticore => "CPU_Multicore",
+            Schedule::CpuPersistent => "CPU_Persistent",
+            Schedule::GpuDefault => "GPU_Default",
+            Schedule::GpuDevice => "GPU_Device",
+            Schedule::GpuThreadBlock => "GPU_ThreadBlock",
+            Schedule::GpuThreadBlockDynamic => "GPU_ThreadBlock_Dynamic",
+            Schedule::GpuPersistent => "GPU_Persistent",
+            Schedule::Unrolled => "Unrolled",
+        }
+    }
+}
+
+/// One dimension of a range: `start`, inclusive `end`, `step`, `tile`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeDim {
+    /// First index.
+    pub start: Expr,
+    /// Last index (inclusive, as DaCe stores it).
+    pub end: Expr,
+    /// Step.
+    pub step: Expr,
+    /// Tile size (1 unless tiled).
+    pub tile: Expr,
+}
+
+/// A subset of a container: one range per dimension (indices have start == end).
+pub type Subset = Vec<RangeDim>;
+
+/// `MapEntry` attributes.
+#[derive(Clone, Debug)]
+pub struct MapEntry {
+    /// The map's own label.
+    pub label: String,
+    /// Iteration variables.
+    pub params: Vec<String>,
+    /// One range per parameter.
+    pub range: Subset,
+    /// How iterations are scheduled.
+    pub schedule: Schedule,
+    /// OpenMP collapse depth (1 = none).
+    pub collapse: i64,
+    /// GPU block size, if given.
+    pub gpu_block_size: Option<Vec<i64>>,
+    /// OpenMP thread count (0 = default).
+    pub omp_num_threads: i64,
+    /// Unroll request.
+    pub unroll: bool,
+    /// The matching exit node.
+    pub exit: NodeId,
+}
+
+/// Type of a tasklet or nested-SDFG connector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnType {
+    /// Not given in the JSON (inferred from the memlet).
+    Unknown,
+    /// A value.
+    Scalar(DType),
+    /// A pointer to elements.
+    Pointer(DType),
+}
+
+/// `Tasklet` attributes.
+#[derive(Clone, Debug)]
+pub struct Tasklet {
+    /// The code.
+    pub code: CodeBlock,
+    /// Parsed statements (Python tasklets only).
+    pub stmts: Vec<Stmt>,
+    /// File-scope code.
+    pub code_global: CodeBlock,
+    /// Code run at init.
+    pub code_init: CodeBlock,
+    /// Code run at exit.
+    pub code_exit: CodeBlock,
+    /// Has side effects (never removed or reordered).
+    pub side_effects: bool,
+    /// Input connectors.
+    pub inputs: IndexMap<String, ConnType>,
+    /// Output connectors.
+    pub outputs: IndexMap<String, ConnType>,
+}
+
+/// `NestedSDFG` attributes.
+#[derive(Clone, Debug)]
+pub struct NestedSdfg {
+    /// The inner SDFG.
+    pub sdfg: Box<Sdfg>,
+    /// Inner symbol → outer expression.
+    pub symbol_mapping: IndexMap<String, Expr>,
+    /// Input connectors (inner container names).
+    pub inputs: IndexMap<String, ConnType>,
+    /// Output connectors.
+    pub outputs: IndexMap<String, ConnType>,
+    /// Schedule.
+    pub schedule: Schedule,
+}
+
+/// Library nodes sdfgc knows.
+#[derive(Clone, Debug)]
+pub enum LibraryKind {
+    /// `dace.libraries.standard.nodes.reduce.Reduce`
+    Reduce {
+        /// Reduced axes (None = all).
+        axes: Option<Vec<i64>>,
+        /// The reduction lambda.
+        wcr: Wcr,
+        /// Identity value, if given.
+        identity: Option<Expr>,
+    },
+    /// `dace.libraries.blas.nodes.matmul.MatMul`
+    MatMul {
+        /// Scale of the product.
+        alpha: Expr,
+        /// Scale of the accumulated output.
+        beta: Expr,
+    },
+    /// `dace.libraries.standard.nodes.transpose.Transpose`
+    Transpose,
+}
+
+/// A library node.
+#[derive(Clone, Debug)]
+pub struct LibraryNode {
+    /// The node's `name` attribute.
+    pub name: String,
+    /// Full `classpath` from the JSON.
+    pub classpath: String,
+    /// Kind-specific attributes.
+    pub kind: LibraryKind,
+    /// Input connectors.
+    pub inputs: Vec<String>,
+    /// Output connectors.
+    pub outputs: Vec<String>,
+    /// Schedule for the expansion.
+    pub schedule: Schedule,
+}
+
+/// A write-conflict resolution lambda `lambda a, b: body`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wcr {
+    /// The lambda as written.
+    pub text: String,
+    /// Recognised reduction kind.
+    pub kind: WcrKind,
+    /// Parameter names.
+    pub params: (String, String),
+    /// The lambda body.
+    pub body: Expr,
+}
+
+/// Recognised reductions (others are `Custom`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WcrKind {
+    Sum,
+    Product,
+    Min,
+    Max,
+    LogicalAnd,
+    LogicalOr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// Replace the old value (`lambda a, b: b`).
+    Replace,
+    /// Any other lambda.
+    Custom,
+}
+
+/// A memlet edge between two nodes.
+#[derive(Clone, Debug)]
+pub struct DataEdge {
+    /// Source node.
+    pub src: NodeId,
+    /// Source connector.
+    pub src_conn: Option<String>,
+    /// Destination node.
+    pub dst: NodeId,
+    /// Destination connector.
+    pub dst_conn: Option<String>,
+    /// What moves along the edge.
+    pub memlet: Memlet,
+    /// JSON pointer.
+    pub path: String,
+}
+
+/// A memlet.
+#[derive(Clone, Debug)]
+pub struct Memlet {
+    /// Container name (None for an empty memlet).
+    pub data: Option<String>,
+    /// Subset of `data`.
+    pub subset: Option<Subset>,
+    /// Subset of the other side of a copy.
+    pub other_subset: Option<Subset>,
+    /// Write-conflict resolution.
+    pub wcr: Option<Wcr>,
+    /// Dynamic (pointer) access.
+    pub dynamic: bool,
+    /// Number of accessed elements.
+    pub volume: Expr,
+    /// When given, whether `data` is the source side of a copy.
+    pub is_data_src: Option<bool>,
+}
+
+impl Memlet {
+    /// True for an empty memlet (ordering only).
+    pub fn is_empty(&self) -> bool {
+        self.data.is_none()
+    }
+}

@@ -1,0 +1,15 @@
+//! sdfgc: a code generator for DaCe SDFGs.
+//!
+//! Layering: [`front`] turns DaCe's JSON into the [`ir`], [`valid`] checks it,
+//! [`passes`] infer and plan (lifetimes, storage, workspace layout), and
+//! [`back`] holds one writer per target. [`driver`] ties them together for
+//! the command line.
+
+pub mod back;
+pub mod diag;
+pub mod driver;
+pub mod front;
+pub mod ir;
+pub mod passes;
+pub mod summary;
+pub mod valid;

@@ -1,0 +1,328 @@
+//! DaCe's C ABI of a program: parameter lists of the exported functions.
+//!
+//! The rules are DaCe's (`SDFG.arglist`, `init_signature`, `used_symbols`),
+//! applied to the SDFG as it is generated, i.e. counting the symbols that
+//! expanded library nodes use.
+
+use std::collections::BTreeSet;
+
+use crate::ir::*;
+
+/// One parameter of an exported function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// Name (as in the SDFG).
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// What the parameter is.
+    pub kind: ParamKind,
+}
+
+/// Kinds of program parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A non-transient array: passed as a pointer.
+    Array,
+    /// A non-transient scalar: passed by value.
+    Scalar,
+    /// A used free symbol: passed by value.
+    Symbol,
+}
+
+/// The exported interface of one program.
+#[derive(Clone, Debug)]
+pub struct Abi {
+    /// `<name>` in `__program_<name>` etc.
+    pub name: String,
+    /// Program parameters after the state pointer, in order.
+    pub program: Vec<Param>,
+    /// Init parameters (also of the workspace functions): the used symbols.
+    pub init: Vec<Param>,
+}
+
+impl Param {
+    /// The C declaration of the parameter.
+    pub fn c_decl(&self, restrict: bool) -> String {
+        match self.kind {
+            ParamKind::Array if restrict => {
+                format!("{} * __restrict__ {}", self.dtype.ctype(), self.name)
+            }
+            ParamKind::Array => format!("{} *{}", self.dtype.ctype(), self.name),
+            ParamKind::Scalar | ParamKind::Symbol => {
+                format!("{} {}", self.dtype.ctype(), self.name)
+            }
+        }
+    }
+}
+
+/// Computes the ABI of the top-level SDFG.
+pub fn compute(sdfg: &Sdfg) -> Abi {
+    let used = used_symbols(sdfg);
+    let mut arrays: Vec<Param> = sdfg
+        .arrays
+        .iter()
+        .filter(|(_, d)| !d.transient && d.kind != DataKind::Scalar)
+        .map(|(n, d)| Param {
+            name: n.clone(),
+            dtype: d.dtype,
+            kind: ParamKind::Array,
+        })
+        .collect();
+    arrays.sort_by(|a, b| a.name.cmp(&b.name));
+    let symbol_param = |n: &String| Param {
+        name: n.clone(),
+        dtype: sdfg.symbols.get(n).copied().unwrap_or(DType::Int32),
+        kind: ParamKind::Symbol,
+    };
+    let mut scalars: Vec<Param> = sdfg
+        .arrays
+        .iter()
+        .filter(|(n, d)| !d.transient && d.kind == DataKind::Scalar && !n.starts_with("__dace"))
+        .map(|(n, d)| Param {
+            name: n.clone(),
+            dtype: d.dtype,
+            kind: ParamKind::Scalar,
+        })
+        .collect();
+    scalars.extend(
+        used.iter()
+            .filter(|n| !sdfg.arrays.contains_key(*n))
+            .map(symbol_param),
+    );
+    scalars.sort_by(|a, b| a.name.cmp(&b.name));
+    let init = used
+        .iter()
+        .filter(|n| !sdfg.arrays.contains_key(*n))
+        .map(symbol_param)
+        .collect();
+    let mut program = arrays;
+    program.extend(scalars);
+    Abi {
+        name: sdfg.name.clone(),
+        program,
+        init,
+    }
+}
+
+/// DaCe's `used_symbols(all_symbols=False)`, sorted by name.
+pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
+    let mut c = Collector::default();
+    c.region(sdfg, &sdfg.body);
+    for (_, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
+        for e in d
+            .shape
+            .iter()
+            .chain(&d.strides)
+            .chain(&d.offset)
+            .chain([&d.total_size])
+        {
+            c.expr(e);
+        }
+    }
+    for code in sdfg.init_code.values().chain(sdfg.exit_code.values()) {
+        c.cpp_names(&code.code);
+    }
+    c.used
+        .into_iter()
+        .filter(|n| {
+            !c.defined.contains(n)
+                && !sdfg.arrays.contains_key(n)
+                && !sdfg.constants.contains_key(n)
+                && !n.starts_with("__dace")
+                && (sdfg.symbols.contains_key(n) || !c.cpp_only.contains(n))
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Collector {
+    used: BTreeSet<String>,
+    defined: BTreeSet<String>,
+    /// Names seen only as identifiers in C++ code (kept only if they are symbols).
+    cpp_only: BTreeSet<String>,
+}
+
+impl Collector {
+    fn expr(&mut self, e: &Expr) {
+        e.visit_names(&mut |n| {
+            self.used.insert(n.to_string());
+        });
+    }
+
+    fn expr_minus(&mut self, e: &Expr, bound: &BTreeSet<String>) {
+        e.visit_names(&mut |n| {
+            if !bound.contains(n) {
+                self.used.insert(n.to_string());
+            }
+        });
+    }
+
+    fn cpp_names(&mut self, code: &str) {
+        for ident in cpp_identifiers(code) {
+            if self.used.insert(ident.to_string()) {
+                self.cpp_only.insert(ident.to_string());
+            }
+        }
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            match s {
+                Stmt::Assign { target, value, .. } => {
+                    self.expr(value);
+                    match target {
+                        Target::Name(n) => {
+                            self.defined.insert(n.clone());
+                        }
+                        Target::Index(_, idx) => idx.iter().for_each(|i| self.expr(i)),
+                    }
+                }
+                Stmt::Expr(e) => self.expr(e),
+            }
+        }
+    }
+
+    fn region(&mut self, sdfg: &Sdfg, r: &Region) {
+        if let RegionKind::Loop(l) = &r.kind {
+            if let Some(v) = &l.variable {
+                self.defined.insert(v.clone());
+            }
+            self.stmts(&l.init);
+            self.stmts(&l.update);
+            self.expr(&l.condition);
+        }
+        for e in &r.edges {
+            self.expr(&e.condition);
+            for (k, v) in &e.assignments {
+                self.expr(v);
+                self.defined.insert(k.clone());
+            }
+        }
+        for b in &r.blocks {
+            match &b.kind {
+                BlockKind::State(st) => self.state(sdfg, st),
+                BlockKind::Region(inner) => self.region(sdfg, inner),
+                BlockKind::Conditional(brs) => {
+                    for (c, body) in brs {
+                        if let Some(c) = c {
+                            self.expr(c);
+                        }
+                        self.region(sdfg, body);
+                    }
+                }
+                BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+            }
+        }
+    }
+
+    fn state(&mut self, sdfg: &Sdfg, st: &State) {
+        let params: BTreeSet<String> = st
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::MapEntry(m) => Some(m.params.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        for (idx, n) in st.nodes.iter().enumerate() {
+            match &n.kind {
+                NodeKind::MapEntry(m) => {
+                    for r in &m.range {
+                        for e in [&r.start, &r.end, &r.step] {
+                            self.expr_minus(e, &params);
+                        }
+                    }
+                }
+                NodeKind::Nested(ns) => {
+                    for e in ns.symbol_mapping.values() {
+                        self.expr_minus(e, &params);
+                    }
+                }
+                NodeKind::Tasklet(t) if t.code.language == Language::Cpp => {
+                    let before = self.used.clone();
+                    for ident in cpp_identifiers(&t.code.code) {
+                        if sdfg.symbols.contains_key(ident) && !before.contains(ident) {
+                            self.used.insert(ident.to_string());
+                        }
+                    }
+                }
+                NodeKind::Library(_) => {
+                    // The expansion iterates over the adjacent containers' shapes.
+                    for e in st
+                        .edges
+                        .iter()
+                        .filter(|e| e.src.index() == idx || e.dst.index() == idx)
+                    {
+                        if let Some(d) = e.memlet.data.as_ref().and_then(|d| sdfg.arrays.get(d)) {
+                            for x in &d.shape {
+                                self.expr_minus(x, &params);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for e in &st.edges {
+            for sub in [&e.memlet.subset, &e.memlet.other_subset]
+                .into_iter()
+                .flatten()
+            {
+                for r in sub {
+                    for x in [&r.start, &r.end, &r.step] {
+                        self.expr_minus(x, &params);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The identifiers of a piece of C++ code (rough lexical scan; strings and comments skipped).
+pub fn cpp_identifiers(code: &str) -> Vec<&str> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                if bytes[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            // Skip member accesses (`x.count`) and qualified names (`std::chrono`).
+            let prev = code[..start].trim_end();
+            if !(prev.ends_with('.') || prev.ends_with("::") || prev.ends_with("->")) {
+                out.push(&code[start..i]);
+            }
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}

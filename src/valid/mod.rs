@@ -1,0 +1,303 @@
+//! Validation of a loaded SDFG: everything the passes and writers rely on
+//! that the JSON reader alone does not guarantee. Each error is located.
+
+use std::collections::HashSet;
+
+use crate::diag::{Error, Result};
+use crate::ir::*;
+
+/// Validates `sdfg` and every nested SDFG.
+pub fn validate(sdfg: &Sdfg) -> Result<()> {
+    let mut defined: HashSet<String> = HashSet::new();
+    validate_sdfg(sdfg, &mut defined)
+}
+
+fn validate_sdfg(sdfg: &Sdfg, _outer: &mut HashSet<String>) -> Result<()> {
+    // Names a symbolic expression may refer to inside this SDFG.
+    let mut names: HashSet<String> = HashSet::new();
+    names.extend(sdfg.symbols.keys().cloned());
+    names.extend(sdfg.arrays.keys().cloned());
+    names.extend(sdfg.constants.keys().cloned());
+    collect_defined(&sdfg.body, &mut names);
+    for (name, d) in &sdfg.arrays {
+        for (what, list) in [
+            ("shape", &d.shape),
+            ("strides", &d.strides),
+            ("offset", &d.offset),
+        ] {
+            for e in list.iter() {
+                check_names(e, &names, &d.path, &format!("{what} of '{name}'"))?;
+            }
+        }
+        check_names(
+            &d.total_size,
+            &names,
+            &d.path,
+            &format!("total size of '{name}'"),
+        )?;
+    }
+    validate_region(sdfg, &sdfg.body, &names)
+}
+
+/// Adds names defined by control flow: interstate assignment targets and loop variables.
+fn collect_defined(r: &Region, names: &mut HashSet<String>) {
+    if let RegionKind::Loop(l) = &r.kind {
+        if let Some(v) = &l.variable {
+            names.insert(v.clone());
+        }
+        for s in l.init.iter().chain(&l.update) {
+            if let Stmt::Assign {
+                target: Target::Name(n),
+                ..
+            } = s
+            {
+                names.insert(n.clone());
+            }
+        }
+    }
+    for e in &r.edges {
+        for (k, _) in &e.assignments {
+            names.insert(k.clone());
+        }
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::Region(inner) => collect_defined(inner, names),
+            BlockKind::Conditional(brs) => brs
+                .iter()
+                .for_each(|(_, body)| collect_defined(body, names)),
+            _ => {}
+        }
+    }
+}
+
+fn check_names(e: &Expr, names: &HashSet<String>, path: &str, what: &str) -> Result<()> {
+    let mut missing = None;
+    e.visit_names(&mut |n| {
+        if missing.is_none() && !names.contains(n) {
+            missing = Some(n.to_string());
+        }
+    });
+    match missing {
+        Some(n) => Err(Error::invalid(
+            path,
+            format!("{what} uses symbol '{n}', which is not defined"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<String>) -> Result<()> {
+    for e in &r.edges {
+        check_names(&e.condition, names, &e.path, "interstate condition")?;
+        for (_, v) in &e.assignments {
+            check_names(v, names, &e.path, "interstate assignment")?;
+        }
+    }
+    if let RegionKind::Loop(l) = &r.kind {
+        check_names(&l.condition, names, &r.path, "loop condition")?;
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => validate_state(sdfg, st, &b.label, names)?,
+            BlockKind::Region(inner) => validate_region(sdfg, inner, names)?,
+            BlockKind::Conditional(brs) => {
+                for (c, body) in brs {
+                    if let Some(c) = c {
+                        check_names(c, names, &b.path, "branch condition")?;
+                    }
+                    validate_region(sdfg, body, names)?;
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+    Ok(())
+}
+
+fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>) -> Result<()> {
+    let node = |id: NodeId| &st.nodes[id.index()];
+    for n in &st.nodes {
+        match &n.kind {
+            NodeKind::Access(a) => {
+                if !sdfg.arrays.contains_key(&a.data) {
+                    return Err(Error::invalid(
+                        &n.path,
+                        format!(
+                            "access node '{}' in state '{label}' refers to unknown data '{}'",
+                            n.label, a.data
+                        ),
+                    ));
+                }
+            }
+            NodeKind::MapEntry(m) => {
+                let exit_ok = matches!(st.nodes.get(m.exit.index()).map(|x| &x.kind), Some(NodeKind::MapExit { entry }) if st.nodes.get(entry.index()).map(|e| std::ptr::eq(e, n)).unwrap_or(false));
+                if !exit_ok {
+                    return Err(Error::invalid(
+                        &n.path,
+                        format!(
+                            "map '{}' in state '{label}': its scope_exit is not its matching map exit",
+                            m.label
+                        ),
+                    ));
+                }
+                let mut inner = names.clone();
+                inner.extend(m.params.iter().cloned());
+                for r in &m.range {
+                    for e in [&r.start, &r.end, &r.step] {
+                        check_names(
+                            e,
+                            &scope_names(st, n.scope, names),
+                            &n.path,
+                            &format!("range of map '{}'", m.label),
+                        )?;
+                    }
+                }
+            }
+            NodeKind::MapExit { entry } => {
+                if !matches!(
+                    st.nodes.get(entry.index()).map(|x| &x.kind),
+                    Some(NodeKind::MapEntry(_))
+                ) {
+                    return Err(Error::invalid(
+                        &n.path,
+                        format!(
+                            "map exit '{}' in state '{label}' does not belong to a map entry",
+                            n.label
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if let Some(s) = n.scope
+            && !matches!(node(s).kind, NodeKind::MapEntry(_))
+        {
+            return Err(Error::invalid(
+                &n.path,
+                format!(
+                    "node '{}' in state '{label}' has a scope entry that is not a map entry",
+                    n.label
+                ),
+            ));
+        }
+    }
+    for e in &st.edges {
+        if let Some(d) = &e.memlet.data {
+            if !sdfg.arrays.contains_key(d) {
+                return Err(Error::invalid(
+                    format!("{}/attributes/data/attributes/data", e.path),
+                    format!("memlet in state '{label}' refers to unknown data '{d}'"),
+                ));
+            }
+            let dims = sdfg.arrays[d].rank();
+            for (what, sub) in [
+                ("subset", &e.memlet.subset),
+                ("other_subset", &e.memlet.other_subset),
+            ] {
+                if let Some(sub) = sub {
+                    // Scalars are 1-D in DaCe; allow either rank for them.
+                    let ok = sub.len() == dims
+                        || what == "other_subset"
+                        || (dims <= 1 && sub.len() <= 1);
+                    if !ok {
+                        return Err(Error::invalid(
+                            format!("{}/attributes/data/attributes/{what}", e.path),
+                            format!(
+                                "memlet on '{d}' has {} dimensions, but '{d}' has {dims}",
+                                sub.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            let scope = node(e.dst).scope.or(node(e.src).scope);
+            let inner_names = scope_names(st, scope, names);
+            let inner_names = with_scope_params(st, e, &inner_names);
+            for sub in [&e.memlet.subset, &e.memlet.other_subset]
+                .into_iter()
+                .flatten()
+            {
+                for r in sub {
+                    for x in [&r.start, &r.end, &r.step] {
+                        check_names(x, &inner_names, &e.path, &format!("memlet on '{d}'"))?;
+                    }
+                }
+            }
+        }
+        check_connector(st, e.src, e.src_conn.as_deref(), false, &e.path, label)?;
+        check_connector(st, e.dst, e.dst_conn.as_deref(), true, &e.path, label)?;
+    }
+    Ok(())
+}
+
+/// Names visible inside the scope of `entry`: map parameters of it and its parents.
+fn scope_names(st: &State, mut entry: Option<NodeId>, names: &HashSet<String>) -> HashSet<String> {
+    let mut out = names.clone();
+    let mut guard = 0;
+    while let Some(id) = entry {
+        let n = &st.nodes[id.index()];
+        if let NodeKind::MapEntry(m) = &n.kind {
+            out.extend(m.params.iter().cloned());
+        }
+        entry = n.scope;
+        guard += 1;
+        if guard > st.nodes.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// An edge out of a map entry or into a map exit sees that map's parameters.
+fn with_scope_params(st: &State, e: &DataEdge, names: &HashSet<String>) -> HashSet<String> {
+    let mut out = names.clone();
+    for id in [e.src, e.dst] {
+        match &st.nodes[id.index()].kind {
+            NodeKind::MapEntry(m) => out.extend(m.params.iter().cloned()),
+            NodeKind::MapExit { entry } => {
+                if let NodeKind::MapEntry(m) = &st.nodes[entry.index()].kind {
+                    out.extend(m.params.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn check_connector(
+    st: &State,
+    id: NodeId,
+    conn: Option<&str>,
+    incoming: bool,
+    path: &str,
+    label: &str,
+) -> Result<()> {
+    let Some(conn) = conn else { return Ok(()) };
+    let n = &st.nodes[id.index()];
+    let known = match &n.kind {
+        NodeKind::Tasklet(t) => Some(if incoming {
+            t.inputs.contains_key(conn)
+        } else {
+            t.outputs.contains_key(conn)
+        }),
+        NodeKind::Nested(ns) => Some(if incoming {
+            ns.inputs.contains_key(conn)
+        } else {
+            ns.outputs.contains_key(conn)
+        }),
+        _ => None,
+    };
+    if known == Some(false) {
+        let side = if incoming { "input" } else { "output" };
+        return Err(Error::invalid(
+            path,
+            format!(
+                "edge uses {side} connector '{conn}', which node '{}' in state '{label}' does not have",
+                n.label
+            ),
+        ));
+    }
+    Ok(())
+}

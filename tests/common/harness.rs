@@ -1,0 +1,1258 @@
+//! The project's own run harness: calls a shared library that follows DaCe's C
+//! ABI on one case of the corpus and compares its outputs with the reference
+//! files, like `fixtures/corpus/run_case.py` does, but without Python.
+//!
+//! [`run_case`] reads `case.json`, emits a self-contained C++17 driver (every
+//! path, size, stride, symbol value and tolerance baked in; only the library
+//! path is a command-line argument), builds it with `g++` (cached by source
+//! hash under the system temp directory), runs it and parses its stdout.
+//!
+//! Semantics follow `run_case.py`:
+//!
+//! * arrays are loaded from their `file` (`<arg>.in.bin`, or for gt4py cases
+//!   the raw padded span of `span_elements` elements); output-only arrays
+//!   (`role: "out"`) start zero-filled; `scratch` arrays (gt4py's
+//!   `gt_compute_time`) are loaded from their file and never compared;
+//! * scalars are read from their file (first element, typed by the arg's
+//!   `dtype`) and passed by value, converted to the C type of the parameter;
+//! * symbols come from `case.json["symbols"]` (ints, floats or bools, gt4py's
+//!   `gt_metrics_level` included) and are passed by value with the C type of
+//!   the ABI parameter (`dtype` if given, else the `ctype` string);
+//! * every external storage listed by the variant, plus every storage among
+//!   `CPU_Heap`, `CPU_Pinned`, `CPU_ThreadLocal`, `GPU_Global` whose size
+//!   function the library exports, gets a 64-byte aligned, zero-initialised
+//!   workspace (size query and set take the init symbols); non-CPU storages
+//!   are reported as unsupported;
+//! * outputs are compared on the logical (strided) view:
+//!   `|got - ref| <= atol + rtol * |ref|`, NaN equal to NaN, infinities equal
+//!   only to themselves; integer and bool outputs exactly.
+//!
+//! Differences from `run_case.py` (all stricter): the program is called
+//! [`RunOptions::repeat`] times on the *same* argument buffers, which are
+//! re-filled with the original inputs before every call, and the outputs are
+//! checked after every call (so state carried between calls is caught); float
+//! comparisons are done in `double` even for `float32` outputs.
+
+use serde_json::Value;
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::Write as _;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to run a library on a case.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// ABI key in `case.json["abi"]`, e.g. `"program.sdfg"`,
+    /// `"program.external.sdfg"`, `"cpu.sdfg"`. Empty: the case's
+    /// `default_variant`, else `"program.sdfg"` (as `run_case.py`).
+    pub variant: String,
+    /// Fill every workspace with 0xFF bytes before every program call
+    /// (NaN for floats, -1 for integers); results must not change.
+    pub poison: bool,
+    /// Allocate exactly the number of bytes the library's size query reports,
+    /// followed by a 256-byte guard zone of 0xA5 bytes that is checked after
+    /// `__dace_exit_*`; a write into it fails the run (`workspace_overrun`).
+    /// Without it the workspace is rounded up to a multiple of 64 bytes and
+    /// not guarded.
+    pub workspace_exact: bool,
+    /// Number of program calls (at least 1; default 2). Before every call the
+    /// argument buffers (the same pointers every time) are re-filled with the
+    /// original inputs, so every call must produce the reference outputs;
+    /// they are checked after every call.
+    pub repeat: u32,
+    /// Count heap allocations (malloc family and every `operator new`) made
+    /// during the last program call; at least two calls are made so the last
+    /// one follows a warm-up. Result in [`RunReport::allocs_per_call`].
+    pub count_allocs: bool,
+    /// Reserved for running the driver under sanitizers; currently ignored.
+    pub sanitize: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            variant: String::new(),
+            poison: false,
+            workspace_exact: false,
+            repeat: 2,
+            count_allocs: false,
+            sanitize: false,
+        }
+    }
+}
+
+impl RunOptions {
+    /// Default options for the given ABI variant key.
+    pub fn variant(variant: &str) -> Self {
+        RunOptions {
+            variant: variant.to_string(),
+            ..RunOptions::default()
+        }
+    }
+}
+
+/// What happened when the library ran.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// All outputs matched after every call, `__dace_exit_*` returned 0 and
+    /// no guard zone was touched.
+    pub ok: bool,
+    /// Human-readable summary: one line per output of the last call (plus
+    /// lines for failing outputs of earlier calls) with the number of bad
+    /// elements, max abs/rel error and the first bad index with both values;
+    /// then any error (init NULL, exit code, workspace overrun, crash with
+    /// the stage it happened in and the driver's stderr).
+    pub message: String,
+    /// Heap allocations made by the last program call, when
+    /// [`RunOptions::count_allocs`] was set and the driver got that far.
+    pub allocs_per_call: Option<u64>,
+    /// `(storage, bytes the library's size query returned)` for every
+    /// workspace that was set up, in setup order.
+    pub workspace_bytes: Vec<(String, u64)>,
+}
+
+/// Runs `lib` (a shared library following DaCe's C ABI) on the case in
+/// `case_dir` as described by `opts`.
+///
+/// `Err` means the harness could not do its job (unreadable or inconsistent
+/// case.json, unknown variant, missing symbol value, missing library file,
+/// driver build failure, timeout); everything the library does wrong,
+/// including crashing or missing exports, is an `Ok` report with `ok: false`.
+pub fn run_case(case_dir: &Path, lib: &Path, opts: &RunOptions) -> Result<RunReport, String> {
+    let case = Case::load(case_dir)?;
+    let abi = case.abi(&opts.variant)?;
+    let source = emit_driver(&case, &abi, opts)?;
+    let driver = build_driver(&source)?;
+    let lib = lib
+        .canonicalize()
+        .map_err(|e| format!("library {}: {e}", lib.display()))?;
+    let run = run_driver(&driver, &lib)?;
+    Ok(parse_driver_output(&run, &driver))
+}
+
+// ---------------------------------------------------------------------------
+// case.json model
+// ---------------------------------------------------------------------------
+
+/// Element type of an argument (`dtype` in case.json).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dtype {
+    F64,
+    F32,
+    I64,
+    I32,
+    I16,
+    I8,
+    U64,
+    U32,
+    U16,
+    U8,
+    Bool,
+}
+
+impl Dtype {
+    fn parse(s: &str) -> Result<Dtype, String> {
+        Ok(match s {
+            "float64" => Dtype::F64,
+            "float32" => Dtype::F32,
+            "int64" => Dtype::I64,
+            "int32" => Dtype::I32,
+            "int16" => Dtype::I16,
+            "int8" => Dtype::I8,
+            "uint64" => Dtype::U64,
+            "uint32" => Dtype::U32,
+            "uint16" => Dtype::U16,
+            "uint8" => Dtype::U8,
+            "bool" => Dtype::Bool,
+            _ => return Err(format!("unsupported dtype {s:?}")),
+        })
+    }
+
+    /// The C++ type the driver uses for one element.
+    fn ctype(self) -> &'static str {
+        match self {
+            Dtype::F64 => "double",
+            Dtype::F32 => "float",
+            Dtype::I64 => "int64_t",
+            Dtype::I32 => "int32_t",
+            Dtype::I16 => "int16_t",
+            Dtype::I8 => "int8_t",
+            Dtype::U64 => "uint64_t",
+            Dtype::U32 => "uint32_t",
+            Dtype::U16 => "uint16_t",
+            Dtype::U8 => "uint8_t",
+            Dtype::Bool => "bool",
+        }
+    }
+
+    fn size(self) -> u64 {
+        match self {
+            Dtype::F64 | Dtype::I64 | Dtype::U64 => 8,
+            Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I8 | Dtype::U8 | Dtype::Bool => 1,
+        }
+    }
+
+    /// Comparison class used by the driver (`harness::Cls`) and the element
+    /// type it loads (bools are compared as normalised bytes).
+    fn compare_class(self) -> (&'static str, &'static str) {
+        match self {
+            Dtype::F64 | Dtype::F32 => ("Cls::Float", self.ctype()),
+            Dtype::Bool => ("Cls::Bool", "uint8_t"),
+            _ => ("Cls::Int", self.ctype()),
+        }
+    }
+}
+
+/// One entry of `case.json["args"]`.
+#[derive(Debug)]
+struct Arg {
+    name: String,
+    dtype: Dtype,
+    shape: Vec<i64>,
+    /// Element strides of the logical view (C order when case.json has none).
+    strides: Vec<i64>,
+    /// Elements in the buffer (and its files): `span_elements`, else the
+    /// product of the shape (1 for scalars).
+    span_elements: u64,
+    is_scalar: bool,
+    /// Initial contents; `None` for output-only arrays (zero-filled).
+    input_file: Option<PathBuf>,
+}
+
+impl Arg {
+    fn bytes(&self) -> u64 {
+        self.span_elements * self.dtype.size()
+    }
+}
+
+/// One entry of `case.json["outputs"]`.
+#[derive(Debug)]
+struct Output {
+    name: String,
+    file: PathBuf,
+    rtol: f64,
+    atol: f64,
+}
+
+/// The parsed case.json.
+#[derive(Debug)]
+struct Case {
+    name: String,
+    symbols: serde_json::Map<String, Value>,
+    args: Vec<Arg>,
+    outputs: Vec<Output>,
+    default_variant: String,
+    abi: serde_json::Map<String, Value>,
+}
+
+impl Case {
+    fn load(dir: &Path) -> Result<Case, String> {
+        let path = dir.join("case.json");
+        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let json: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let ctx = |e: String| format!("{}: {e}", path.display());
+        let args = get_array(&json, "args")
+            .map_err(ctx)?
+            .iter()
+            .map(|a| parse_arg(a, &dir))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ctx)?;
+        let outputs = get_array(&json, "outputs")
+            .map_err(ctx)?
+            .iter()
+            .map(|o| parse_output(o, &dir))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ctx)?;
+        Ok(Case {
+            name: get_str(&json, "name").map_err(ctx)?.to_string(),
+            symbols: json
+                .get("symbols")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            args,
+            outputs,
+            default_variant: json
+                .get("default_variant")
+                .and_then(Value::as_str)
+                .unwrap_or("program.sdfg")
+                .to_string(),
+            abi: json
+                .get("abi")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        })
+    }
+
+    fn arg(&self, name: &str) -> Result<(usize, &Arg), String> {
+        self.args
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.name == name)
+            .ok_or_else(|| format!("case {}: no argument named {name:?}", self.name))
+    }
+
+    /// The ABI of `variant` (empty: the default variant), with the
+    /// auto-detected workspaces added.
+    fn abi(&self, variant: &str) -> Result<Abi, String> {
+        let variant = if variant.is_empty() {
+            self.default_variant.as_str()
+        } else {
+            variant
+        };
+        let entry = self.abi.get(variant).ok_or_else(|| {
+            let known: Vec<&String> = self.abi.keys().collect();
+            format!(
+                "case {}: variant {variant} has no ABI entry (available: {known:?})",
+                self.name
+            )
+        })?;
+        parse_abi(entry).map_err(|e| format!("case {} abi[{variant}]: {e}", self.name))
+    }
+}
+
+fn get_array<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("missing array {key:?}"))
+}
+
+fn get_str<'a>(v: &'a Value, key: &str) -> Result<&'a str, String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("missing string {key:?} in {v}"))
+}
+
+fn get_f64(v: &Value, key: &str) -> Result<f64, String> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| format!("missing number {key:?} in {v}"))
+}
+
+fn get_ints(v: &Value, key: &str) -> Result<Option<Vec<i64>>, String> {
+    match v.get(key) {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|x| {
+                x.as_i64()
+                    .ok_or_else(|| format!("{key}: {x} is no integer"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(other) => Err(format!("{key}: expected an integer list, got {other}")),
+    }
+}
+
+/// C-order element strides of `shape`.
+fn c_order_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+fn parse_arg(a: &Value, dir: &Path) -> Result<Arg, String> {
+    let name = get_str(a, "name")?.to_string();
+    let dtype = Dtype::parse(get_str(a, "dtype")?)?;
+    let shape = get_ints(a, "shape")?.unwrap_or_default();
+    let is_scalar = get_str(a, "kind")? == "scalar";
+    let role = get_str(a, "role")?;
+    let file = a.get("file").and_then(Value::as_str).map(|f| dir.join(f));
+    let count: i64 = shape.iter().product();
+    let (strides, span_elements) = match get_ints(a, "strides")? {
+        Some(strides) => {
+            let span = a
+                .get("span_elements")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("arg {name}: strides without span_elements"))?;
+            (strides, span)
+        }
+        None => (c_order_strides(&shape), count.max(0) as u64),
+    };
+    if strides.len() != shape.len() {
+        return Err(format!("arg {name}: strides and shape differ in rank"));
+    }
+    let input_file = if is_scalar || role != "out" {
+        Some(file.ok_or_else(|| format!("arg {name}: no file"))?)
+    } else {
+        None
+    };
+    Ok(Arg {
+        name,
+        dtype,
+        shape,
+        strides,
+        span_elements: if is_scalar { 1 } else { span_elements },
+        is_scalar,
+        input_file,
+    })
+}
+
+fn parse_output(o: &Value, dir: &Path) -> Result<Output, String> {
+    Ok(Output {
+        name: get_str(o, "name")?.to_string(),
+        file: dir.join(get_str(o, "file")?),
+        rtol: get_f64(o, "rtol")?,
+        atol: get_f64(o, "atol")?,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// ABI model
+// ---------------------------------------------------------------------------
+
+/// What a parameter of an ABI function is (`kind` in case.json).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ParamKind {
+    State,
+    Workspace,
+    Symbol,
+    Array,
+    Scalar,
+    ScalarGpuPointer,
+}
+
+#[derive(Debug, Clone)]
+struct Param {
+    name: String,
+    kind: ParamKind,
+    /// C++ type of the parameter in the driver's function-pointer type.
+    ctype: &'static str,
+}
+
+#[derive(Debug, Clone)]
+struct Func {
+    symbol: String,
+    params: Vec<Param>,
+}
+
+/// One workspace: size query and set function of a storage.
+#[derive(Debug, Clone)]
+struct External {
+    storage: String,
+    size: Func,
+    set: Func,
+}
+
+#[derive(Debug)]
+struct Abi {
+    init: Func,
+    program: Func,
+    exit: Func,
+    externals: Vec<External>,
+}
+
+/// Storages whose size function is looked up even when the variant lists
+/// none (same list as run_case.py).
+const AUTO_STORAGES: [&str; 4] = ["CPU_Heap", "CPU_Pinned", "CPU_ThreadLocal", "GPU_Global"];
+
+fn parse_abi(entry: &Value) -> Result<Abi, String> {
+    let func = |key: &str| parse_func(entry.get(key).ok_or_else(|| format!("no {key:?}"))?);
+    let init = func("init")?;
+    let mut externals = Vec::new();
+    if let Some(list) = entry.get("external_memory").and_then(Value::as_array) {
+        for e in list {
+            externals.push(External {
+                storage: get_str(e, "storage")?.to_string(),
+                size: parse_func(e.get("size").ok_or("external_memory entry without size")?)?,
+                set: parse_func(e.get("set").ok_or("external_memory entry without set")?)?,
+            });
+        }
+    }
+    for storage in AUTO_STORAGES {
+        if !externals.iter().any(|e| e.storage == storage) {
+            externals.push(auto_external(storage, &init));
+        }
+    }
+    Ok(Abi {
+        program: func("program")?,
+        exit: func("exit")?,
+        init,
+        externals,
+    })
+}
+
+/// The workspace functions of a storage the variant does not list: the
+/// state pointer (and for `set` the buffer) followed by the init params.
+fn auto_external(storage: &str, init: &Func) -> External {
+    let state = Param {
+        name: "__state".into(),
+        kind: ParamKind::State,
+        ctype: "void*",
+    };
+    let ptr = Param {
+        name: "ptr".into(),
+        kind: ParamKind::Workspace,
+        ctype: "void*",
+    };
+    let with = |head: Vec<Param>| head.into_iter().chain(init.params.clone()).collect();
+    External {
+        storage: storage.to_string(),
+        size: Func {
+            symbol: format!("__dace_get_external_memory_size_{storage}"),
+            params: with(vec![state.clone()]),
+        },
+        set: Func {
+            symbol: format!("__dace_set_external_memory_{storage}"),
+            params: with(vec![state, ptr]),
+        },
+    }
+}
+
+fn parse_func(f: &Value) -> Result<Func, String> {
+    Ok(Func {
+        symbol: get_str(f, "symbol")?.to_string(),
+        params: get_array(f, "params")?
+            .iter()
+            .map(parse_param)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+fn parse_param(p: &Value) -> Result<Param, String> {
+    let name = get_str(p, "name")?.to_string();
+    let kind = match get_str(p, "kind")? {
+        "state" => ParamKind::State,
+        "workspace" => ParamKind::Workspace,
+        "symbol" => ParamKind::Symbol,
+        "array" => ParamKind::Array,
+        "scalar" => ParamKind::Scalar,
+        "scalar_gpu_pointer" => ParamKind::ScalarGpuPointer,
+        other => return Err(format!("param {name}: unknown kind {other:?}")),
+    };
+    let ctype = param_ctype(
+        kind,
+        get_str(p, "ctype")?,
+        p.get("dtype").and_then(Value::as_str),
+    )
+    .map_err(|e| format!("param {name}: {e}"))?;
+    Ok(Param { name, kind, ctype })
+}
+
+/// The C++ type a parameter is passed as: pointers (state, workspace, arrays)
+/// as `void*`; values with the type of their `dtype`, else of their `ctype`
+/// (same precedence as run_case.py's `param_ctype`).
+fn param_ctype(kind: ParamKind, ctype: &str, dtype: Option<&str>) -> Result<&'static str, String> {
+    if ctype.trim_end().ends_with('*')
+        || matches!(
+            kind,
+            ParamKind::State
+                | ParamKind::Workspace
+                | ParamKind::Array
+                | ParamKind::ScalarGpuPointer
+        )
+    {
+        return Ok("void*");
+    }
+    if let Some(dt) = dtype.and_then(|d| Dtype::parse(d).ok()) {
+        return Ok(dt.ctype());
+    }
+    Ok(match ctype.trim() {
+        "double" => "double",
+        "float" => "float",
+        "int" => "int",
+        "unsigned int" | "dace::uint" => "unsigned int",
+        "long long" => "long long",
+        "long" => "long",
+        "short" => "short",
+        "char" => "char",
+        "signed char" => "signed char",
+        "unsigned char" => "unsigned char",
+        "bool" => "bool",
+        "size_t" => "size_t",
+        "int64_t" => "int64_t",
+        "int32_t" => "int32_t",
+        "int16_t" => "int16_t",
+        "int8_t" => "int8_t",
+        "uint64_t" => "uint64_t",
+        "uint32_t" => "uint32_t",
+        "uint16_t" => "uint16_t",
+        "uint8_t" => "uint8_t",
+        other => return Err(format!("unsupported C type {other:?}")),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Driver emission
+// ---------------------------------------------------------------------------
+
+/// Fixed part of the driver: allocation counting hooks and runtime helpers.
+const DRIVER_PRELUDE: &str = r#"// Generated by tests/common/harness.rs (sdfgc run harness). Usage: driver LIB.so
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+#include <dlfcn.h>
+
+#ifdef HARNESS_COUNT_ALLOCS
+// Allocation counting: these definitions interpose glibc's allocator and the
+// C++ operators for the driver and (thanks to -rdynamic) for the dlopen'ed
+// library; they forward to glibc's __libc_* entry points and count
+// allocations while g_counting is set.
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void __libc_free(void*);
+void* __libc_memalign(size_t, size_t);
+}
+static std::atomic<bool> g_counting{false};
+static std::atomic<unsigned long long> g_allocs{0};
+static inline void note_alloc() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+extern "C" {
+void* malloc(size_t n) noexcept { note_alloc(); return __libc_malloc(n); }
+void* calloc(size_t a, size_t b) noexcept { note_alloc(); return __libc_calloc(a, b); }
+void* realloc(void* p, size_t n) noexcept { note_alloc(); return __libc_realloc(p, n); }
+void free(void* p) noexcept { __libc_free(p); }
+void* aligned_alloc(size_t al, size_t n) noexcept { note_alloc(); return __libc_memalign(al, n); }
+void* memalign(size_t al, size_t n) noexcept { note_alloc(); return __libc_memalign(al, n); }
+void* valloc(size_t n) noexcept { note_alloc(); return __libc_memalign(4096, n); }
+int posix_memalign(void** out, size_t al, size_t n) noexcept {
+  note_alloc();
+  if (al < sizeof(void*) || (al & (al - 1)) != 0) return EINVAL;
+  void* p = __libc_memalign(al, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}
+static void* counted_new(size_t n, size_t al, bool nothrow) {
+  note_alloc();
+  if (n == 0) n = 1;
+  void* p = al ? __libc_memalign(al, n) : __libc_malloc(n);
+  if (!p && !nothrow) throw std::bad_alloc();
+  return p;
+}
+void* operator new(size_t n) { return counted_new(n, 0, false); }
+void* operator new[](size_t n) { return counted_new(n, 0, false); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_new(n, 0, true); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_new(n, 0, true); }
+void* operator new(size_t n, std::align_val_t al) { return counted_new(n, (size_t)al, false); }
+void* operator new[](size_t n, std::align_val_t al) { return counted_new(n, (size_t)al, false); }
+void* operator new(size_t n, std::align_val_t al, const std::nothrow_t&) noexcept { return counted_new(n, (size_t)al, true); }
+void* operator new[](size_t n, std::align_val_t al, const std::nothrow_t&) noexcept { return counted_new(n, (size_t)al, true); }
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
+#endif
+
+namespace harness {
+
+// Prints "RESULT fail <message>" and exits with status 1.
+[[noreturn]] static void fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::printf("RESULT fail ");
+  std::vprintf(fmt, ap);
+  std::printf("\n");
+  va_end(ap);
+  std::fflush(stdout);
+  std::_Exit(1);
+}
+
+// Progress marker, so a crash can be attributed to a stage.
+static void stage(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::printf("STAGE ");
+  std::vprintf(fmt, ap);
+  std::printf("\n");
+  va_end(ap);
+  std::fflush(stdout);
+}
+
+static void* need_symbol(void* lib, const char* name) {
+  dlerror();
+  void* p = dlsym(lib, name);
+  if (!p) fail("missing export %s", name);
+  return p;
+}
+
+// 64-byte aligned, zero-filled, rounded up to a multiple of 64 bytes.
+static unsigned char* alloc_zeroed(size_t bytes) {
+  size_t n = ((bytes ? bytes : 1) + 63) / 64 * 64;
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, n) != 0 || !p) fail("out of memory (%zu bytes)", n);
+  std::memset(p, 0, n);
+  return static_cast<unsigned char*>(p);
+}
+
+// Reads exactly `bytes` bytes; the file must have that size (at least that
+// size when `allow_longer`, used for scalars: run_case.py takes element 0).
+static void read_file(const char* path, unsigned char* dst, size_t bytes, bool allow_longer) {
+  FILE* f = std::fopen(path, "rb");
+  if (!f) fail("cannot open %s", path);
+  std::fseek(f, 0, SEEK_END);
+  long len = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  if (len < 0 || (size_t)len < bytes || (!allow_longer && (size_t)len != bytes))
+    fail("%s has %ld bytes, expected %zu", path, len, bytes);
+  if (bytes && std::fread(dst, 1, bytes, f) != bytes) fail("cannot read %s", path);
+  std::fclose(f);
+}
+
+// An argument buffer (passed to the program) and its original contents.
+struct Arg {
+  unsigned char* data;
+  std::vector<unsigned char> initial;
+};
+
+static Arg make_arg(size_t bytes, const char* file, bool allow_longer) {
+  Arg a;
+  a.data = alloc_zeroed(bytes);
+  a.initial.assign(bytes, 0);
+  if (file) read_file(file, a.initial.data(), bytes, allow_longer);
+  if (bytes) std::memcpy(a.data, a.initial.data(), bytes);
+  return a;
+}
+
+static std::vector<unsigned char> load_reference(const char* file, size_t bytes) {
+  std::vector<unsigned char> v(bytes ? bytes : 1, 0);
+  read_file(file, v.data(), bytes, false);
+  return v;
+}
+
+static void restore(Arg& a) {
+  if (!a.initial.empty()) std::memcpy(a.data, a.initial.data(), a.initial.size());
+}
+
+struct Workspace {
+  const char* storage;
+  size_t bytes;  // usable by the library
+  size_t guard;  // 0xA5 bytes right after them
+  unsigned char* base;
+};
+
+static Workspace make_workspace(const char* storage, size_t bytes, bool exact) {
+  Workspace w{storage, bytes, exact ? (size_t)256 : 0, nullptr};
+  w.base = alloc_zeroed(bytes + w.guard);
+  if (w.guard) std::memset(w.base + bytes, 0xA5, w.guard);
+  std::printf("WORKSPACE %s %zu\n", storage, bytes);
+  return w;
+}
+
+static void poison(Workspace& w) { std::memset(w.base, 0xFF, w.bytes); }
+
+// Bytes into the guard zone up to the last modified one (0: untouched).
+static size_t overrun_bytes(const Workspace& w) {
+  size_t last = 0;
+  for (size_t i = 0; i < w.guard; ++i)
+    if (w.base[w.bytes + i] != 0xA5) last = i + 1;
+  return last;
+}
+
+enum class Cls { Float, Int, Bool };
+
+static bool close_enough(double a, double b, double rtol, double atol) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+// Compares the logical (shape, strides) view of `got` with `ref` and prints
+// one OUTPUT line when it fails or `print_ok` is set. Returns success.
+template <class T>
+static bool compare(const char* name, int call, bool print_ok, const unsigned char* got,
+                    const unsigned char* ref, const std::vector<long long>& shape,
+                    const std::vector<long long>& strides, double rtol, double atol, Cls cls) {
+  size_t rank = shape.size();
+  long long total = 1;
+  for (long long s : shape) total *= s;
+  if (total < 0) total = 0;
+  std::vector<long long> idx(rank, 0);
+  long long bad = 0;
+  double max_abs = 0, max_rel = 0, bad_got = 0, bad_ref = 0;
+  std::string first_bad;
+  for (long long k = 0; k < total; ++k) {
+    long long off = 0;
+    for (size_t d = 0; d < rank; ++d) off += idx[d] * strides[d];
+    T g, r;
+    std::memcpy(&g, got + off * (long long)sizeof(T), sizeof(T));
+    std::memcpy(&r, ref + off * (long long)sizeof(T), sizeof(T));
+    double a, b;
+    bool ok;
+    if (cls == Cls::Bool) {
+      a = g != 0;
+      b = r != 0;
+      ok = a == b;
+    } else {
+      a = (double)g;
+      b = (double)r;
+      ok = cls == Cls::Int ? g == r : close_enough(a, b, rtol, atol);
+    }
+    double diff = std::fabs(a - b);
+    if (!std::isnan(diff)) {
+      if (diff > max_abs) max_abs = diff;
+      if (b != 0 && std::isfinite(b) && diff / std::fabs(b) > max_rel) max_rel = diff / std::fabs(b);
+    }
+    if (!ok) {
+      if (bad == 0) {
+        first_bad = "[";
+        for (size_t d = 0; d < rank; ++d) first_bad += (d ? "," : "") + std::to_string(idx[d]);
+        first_bad += "]";
+        bad_got = a;
+        bad_ref = b;
+      }
+      ++bad;
+    }
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (bad || print_ok) {
+    std::printf("OUTPUT %s call=%d %s bad=%lld/%lld max_abs=%.3e max_rel=%.3e", name, call,
+                bad ? "FAIL" : "ok", bad, total, max_abs, max_rel);
+    if (bad) std::printf(" first_bad=%s got=%.17g ref=%.17g", first_bad.c_str(), bad_got, bad_ref);
+    std::printf(" (rtol=%g atol=%g)\n", rtol, atol);
+  }
+  return bad == 0;
+}
+
+}  // namespace harness
+"#;
+
+/// Emits the complete driver source for one case, variant and options.
+fn emit_driver(case: &Case, abi: &Abi, opts: &RunOptions) -> Result<String, String> {
+    let calls = match (opts.repeat.max(1), opts.count_allocs) {
+        (1, true) => 2,
+        (n, _) => n,
+    };
+    let mut s = String::new();
+    if opts.count_allocs {
+        s.push_str("#define HARNESS_COUNT_ALLOCS 1\n");
+    }
+    s.push_str(DRIVER_PRELUDE);
+    s.push_str("\nint main(int argc, char** argv) {\n  using namespace harness;\n");
+    s.push_str("  if (argc != 2) fail(\"usage: %s LIB.so\", argv[0]);\n");
+    s.push_str("  stage(\"dlopen\");\n");
+    s.push_str("  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);\n");
+    s.push_str("  if (!lib) fail(\"dlopen: %s\", dlerror());\n");
+    emit_fn_pointer(&mut s, "  ", "f_init", "void*", &abi.init, true);
+    emit_fn_pointer(&mut s, "  ", "f_prog", "void", &abi.program, true);
+    emit_fn_pointer(&mut s, "  ", "f_exit", "int", &abi.exit, true);
+    emit_load_args(&mut s, case);
+    emit_load_references(&mut s, case)?;
+    s.push_str("  stage(\"init\");\n");
+    let init_args = call_args(case, &abi.init, None)?;
+    writeln!(s, "  void* state = f_init({init_args});").unwrap();
+    s.push_str("  if (!state) fail(\"__dace_init returned NULL\");\n");
+    s.push_str("  stage(\"workspace\");\n  std::vector<Workspace> ws;\n");
+    for ext in &abi.externals {
+        emit_workspace(&mut s, case, ext, opts.workspace_exact)?;
+    }
+    emit_call_loop(&mut s, case, abi, opts, calls)?;
+    s.push_str("  stage(\"exit\");\n  int rc = f_exit(state);\n");
+    s.push_str("  if (rc != 0) { std::printf(\"ERROR __dace_exit returned %d\\n\", rc); all_ok = false; }\n");
+    s.push_str(concat!(
+        "  for (auto& w : ws) {\n",
+        "    size_t over = overrun_bytes(w);\n",
+        "    if (over) {\n",
+        "      std::printf(\"ERROR workspace_overrun %s: %zu bytes written past the %zu-byte workspace\\n\",\n",
+        "                  w.storage, over, w.bytes);\n",
+        "      all_ok = false;\n",
+        "    }\n",
+        "  }\n",
+        "  std::printf(\"RESULT %s\\n\", all_ok ? \"ok\" : \"fail\");\n",
+        "  std::fflush(stdout);\n",
+        "  return all_ok ? 0 : 1;\n",
+        "}\n",
+    ));
+    Ok(s)
+}
+
+/// Declares `var` as a pointer to `func` (looked up with dlsym; a missing
+/// symbol fails the run when `required`, else leaves `var` null), indented
+/// by `indent`.
+fn emit_fn_pointer(
+    s: &mut String,
+    indent: &str,
+    var: &str,
+    ret: &str,
+    func: &Func,
+    required: bool,
+) {
+    let params: Vec<&str> = func.params.iter().map(|p| p.ctype).collect();
+    let lookup = if required {
+        format!("need_symbol(lib, {})", c_string(&func.symbol))
+    } else {
+        format!("dlsym(lib, {})", c_string(&func.symbol))
+    };
+    writeln!(
+        s,
+        "{indent}auto {var} = reinterpret_cast<{ret} (*)({})>({lookup});",
+        params.join(", ")
+    )
+    .unwrap();
+}
+
+/// Allocates and fills one buffer per case argument (`args[i]`).
+fn emit_load_args(s: &mut String, case: &Case) {
+    s.push_str("  stage(\"load\");\n  std::vector<Arg> args;\n");
+    for arg in &case.args {
+        let file = match &arg.input_file {
+            Some(f) => c_string(&f.to_string_lossy()),
+            None => "nullptr".to_string(),
+        };
+        writeln!(
+            s,
+            "  args.push_back(make_arg({}, {file}, {}));  // {}",
+            arg.bytes(),
+            arg.is_scalar,
+            arg.name
+        )
+        .unwrap();
+    }
+}
+
+/// Loads the reference file of every output (`ref_<k>`).
+fn emit_load_references(s: &mut String, case: &Case) -> Result<(), String> {
+    for (k, out) in case.outputs.iter().enumerate() {
+        let (_, arg) = case.arg(&out.name)?;
+        writeln!(
+            s,
+            "  auto ref_{k} = load_reference({}, {});",
+            c_string(&out.file.to_string_lossy()),
+            arg.bytes()
+        )
+        .unwrap();
+    }
+    Ok(())
+}
+
+/// Sets up the workspace of one storage if the library exports its size
+/// function.
+fn emit_workspace(s: &mut String, case: &Case, ext: &External, exact: bool) -> Result<(), String> {
+    writeln!(s, "  {{  // workspace {}", ext.storage).unwrap();
+    emit_fn_pointer(s, "    ", "f_size", "size_t", &ext.size, false);
+    s.push_str("    if (f_size) {\n");
+    emit_fn_pointer(s, "      ", "f_set", "void", &ext.set, true);
+    if !ext.storage.starts_with("CPU") {
+        writeln!(
+            s,
+            "      fail(\"storage {} needs device memory; unsupported here\");",
+            ext.storage
+        )
+        .unwrap();
+    }
+    let size_args = call_args(case, &ext.size, None)?;
+    let set_args = call_args(case, &ext.set, Some("ws.back().base"))?;
+    writeln!(s, "      size_t bytes = f_size({size_args});").unwrap();
+    writeln!(
+        s,
+        "      ws.push_back(make_workspace({}, bytes, {exact}));",
+        c_string(&ext.storage)
+    )
+    .unwrap();
+    writeln!(s, "      f_set({set_args});\n    }}\n  }}").unwrap();
+    Ok(())
+}
+
+/// The program calls: restore inputs, poison, (count), call, compare.
+fn emit_call_loop(
+    s: &mut String,
+    case: &Case,
+    abi: &Abi,
+    opts: &RunOptions,
+    calls: u32,
+) -> Result<(), String> {
+    let prog_args = call_args(case, &abi.program, None)?;
+    s.push_str("  bool all_ok = true;\n");
+    writeln!(s, "  const int calls = {calls};").unwrap();
+    s.push_str("  for (int call = 1; call <= calls; ++call) {\n");
+    s.push_str("    for (auto& a : args) restore(a);\n");
+    if opts.poison {
+        s.push_str("    for (auto& w : ws) poison(w);\n");
+    }
+    s.push_str("    stage(\"call %d\", call);\n");
+    if opts.count_allocs {
+        s.push_str("    if (call == calls) { g_allocs = 0; g_counting = true; }\n");
+    }
+    writeln!(s, "    f_prog({prog_args});").unwrap();
+    if opts.count_allocs {
+        s.push_str("    g_counting = false;\n");
+    }
+    s.push_str("    bool last = call == calls;\n");
+    for (k, out) in case.outputs.iter().enumerate() {
+        let (i, arg) = case.arg(&out.name)?;
+        let (cls, elem) = arg.dtype.compare_class();
+        writeln!(
+            s,
+            "    if (!compare<{elem}>({}, call, last, args[{i}].data, ref_{k}.data(), {{{}}}, {{{}}}, {:e}, {:e}, {cls})) all_ok = false;",
+            c_string(&out.name),
+            join(&arg.shape),
+            join(&arg.strides),
+            out.rtol,
+            out.atol,
+        )
+        .unwrap();
+    }
+    s.push_str("  }\n");
+    if opts.count_allocs {
+        s.push_str("  std::printf(\"ALLOCS %llu\\n\", g_allocs.load());\n");
+    }
+    Ok(())
+}
+
+/// The argument expressions of a call of `func`; `workspace` is the pointer
+/// passed for a `workspace` parameter.
+fn call_args(case: &Case, func: &Func, workspace: Option<&str>) -> Result<String, String> {
+    let mut out = Vec::new();
+    for p in &func.params {
+        out.push(match p.kind {
+            ParamKind::State => "state".to_string(),
+            ParamKind::Workspace => workspace
+                .ok_or_else(|| format!("{}: unexpected workspace parameter", func.symbol))?
+                .to_string(),
+            ParamKind::Symbol => symbol_value(case, p)?,
+            ParamKind::Array | ParamKind::ScalarGpuPointer => {
+                let (i, _) = case.arg(&p.name)?;
+                format!("(void*)args[{i}].data")
+            }
+            ParamKind::Scalar => {
+                let (i, arg) = case.arg(&p.name)?;
+                format!(
+                    "({})(*(const {}*)args[{i}].data)",
+                    p.ctype,
+                    arg.dtype.ctype()
+                )
+            }
+        });
+    }
+    Ok(out.join(", "))
+}
+
+/// The value of a symbol parameter as a C++ expression of its type
+/// (run_case.py: `float(v)` for float types, `bool(v)` for bool, else `int(v)`;
+/// the C++ casts do the same conversions).
+fn symbol_value(case: &Case, p: &Param) -> Result<String, String> {
+    let v = case.symbols.get(&p.name).ok_or_else(|| {
+        format!(
+            "case {}: no value in case.json \"symbols\" for {}",
+            case.name, p.name
+        )
+    })?;
+    let literal = match v {
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) if n.is_i64() => format!("{}LL", n.as_i64().unwrap()),
+        Value::Number(n) if n.is_u64() => format!("{}ULL", n.as_u64().unwrap()),
+        Value::Number(n) => format!("{:?}", n.as_f64().unwrap()),
+        other => return Err(format!("symbol {}: unsupported value {other}", p.name)),
+    };
+    Ok(format!("({})({literal})", p.ctype))
+}
+
+fn join(v: &[i64]) -> String {
+    v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// A C++ string literal for `s`.
+fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'?' => out.push_str("\\?"),
+            0x20..=0x7e => out.push(b as char),
+            _ => write!(out, "\\{b:03o}").unwrap(),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Building and running the driver
+// ---------------------------------------------------------------------------
+
+/// Compiles the driver (or reuses one built from the same source) and
+/// returns the executable's path.
+fn build_driver(source: &str) -> Result<PathBuf, String> {
+    let mut hasher = DefaultHasher::new();
+    source.hash(&mut hasher);
+    let root = std::env::temp_dir().join("sdfgc-harness-drivers");
+    let dir = root.join(format!("{:016x}", hasher.finish()));
+    let exe = dir.join("driver");
+    if exe.is_file() {
+        return Ok(exe);
+    }
+    fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+    // Build in a private directory and rename it into place, so concurrent
+    // tests never see a half-written driver.
+    let tmp = tempfile::Builder::new()
+        .prefix("build-")
+        .tempdir_in(&root)
+        .map_err(|e| format!("temp dir in {}: {e}", root.display()))?;
+    let src_path = tmp.path().join("driver.cpp");
+    fs::write(&src_path, source).map_err(|e| format!("{}: {e}", src_path.display()))?;
+    let out = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-rdynamic",
+            "driver.cpp",
+            "-ldl",
+            "-o",
+            "driver",
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .map_err(|e| format!("cannot run g++ (is it installed?): {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "driver build failed ({}):\n{}",
+            src_path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let built = tmp.keep();
+    if fs::rename(&built, &dir).is_err() {
+        // Someone else finished first; theirs is identical.
+        let _ = fs::remove_dir_all(&built);
+    }
+    if exe.is_file() {
+        Ok(exe)
+    } else {
+        Err(format!("driver missing after build: {}", exe.display()))
+    }
+}
+
+/// What the driver did.
+struct DriverRun {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Seconds a driver may run (`SDFGC_HARNESS_TIMEOUT_S`, default 300).
+fn driver_timeout() -> Duration {
+    let secs = std::env::var("SDFGC_HARNESS_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(secs)
+}
+
+/// Runs the driver on `lib`, with stdout/stderr going to files (no pipe can
+/// fill up) and a timeout.
+fn run_driver(driver: &Path, lib: &Path) -> Result<DriverRun, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+    let out_path = dir.path().join("stdout");
+    let err_path = dir.path().join("stderr");
+    let file = |p: &Path| fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut child = Command::new(driver)
+        .arg(lib)
+        .stdin(Stdio::null())
+        .stdout(file(&out_path)?)
+        .stderr(file(&err_path)?)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", driver.display()))?;
+    let deadline = Instant::now() + driver_timeout();
+    let status = loop {
+        match child
+            .try_wait()
+            .map_err(|e| format!("waiting for driver: {e}"))?
+        {
+            Some(status) => break status,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "driver timed out after {:?} on {}",
+                    driver_timeout(),
+                    lib.display()
+                ));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
+    Ok(DriverRun {
+        status,
+        stdout: read(&out_path),
+        stderr: read(&err_path),
+    })
+}
+
+/// Turns the driver's stdout (`STAGE`, `WORKSPACE`, `OUTPUT`, `ERROR`,
+/// `ALLOCS`, `RESULT` lines) and exit status into a report.
+fn parse_driver_output(run: &DriverRun, driver: &Path) -> RunReport {
+    let mut message = Vec::new();
+    let mut allocs_per_call = None;
+    let mut workspace_bytes = Vec::new();
+    let mut result = None;
+    let mut last_stage = "start";
+    for line in run.stdout.lines() {
+        let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match tag {
+            "STAGE" => last_stage = rest,
+            "ALLOCS" => allocs_per_call = rest.trim().parse().ok(),
+            "WORKSPACE" => {
+                if let Some((storage, n)) = rest.split_once(' ') {
+                    workspace_bytes.push((storage.to_string(), n.trim().parse().unwrap_or(0)));
+                }
+            }
+            "RESULT" => result = Some(rest.to_string()),
+            _ => message.push(line.to_string()),
+        }
+    }
+    let ok = result.as_deref() == Some("ok") && run.status.success();
+    if let Some(reason) = result.as_deref().and_then(|r| r.strip_prefix("fail ")) {
+        message.push(reason.to_string());
+    }
+    if result.is_none() || (result.as_deref() == Some("ok") && !run.status.success()) {
+        let how = match run.status.signal() {
+            Some(sig) => format!("killed by signal {sig}"),
+            None => format!("exit status {:?}", run.status.code()),
+        };
+        message.push(format!(
+            "driver {} {how} during stage {last_stage:?}",
+            driver.display()
+        ));
+    }
+    let stderr = run.stderr.trim();
+    if !ok && !stderr.is_empty() {
+        let tail: Vec<&str> = stderr.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        message.push(format!("stderr:\n{}", tail.join("\n")));
+    }
+    RunReport {
+        ok,
+        message: message.join("\n"),
+        allocs_per_call,
+        workspace_bytes,
+    }
+}

@@ -1,0 +1,6 @@
+//! Helpers shared by the integration tests (`mod common;` in a test file).
+//!
+//! Not every test uses every helper, hence the crate-wide `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod harness;
