@@ -109,15 +109,15 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
 pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
     let mut c = Collector::default();
     c.region(sdfg, &sdfg.body);
-    for (_, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-        for e in d
-            .shape
-            .iter()
-            .chain(&d.strides)
-            .chain(&d.offset)
-            .chain([&d.total_size])
-        {
+    // Strides and offsets of every container count; shapes and sizes only of transients.
+    for d in sdfg.arrays.values() {
+        for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);
+        }
+        if d.transient {
+            for e in d.shape.iter().chain([&d.total_size]) {
+                c.expr(e);
+            }
         }
     }
     for code in sdfg.init_code.values().chain(sdfg.exit_code.values()) {
@@ -236,8 +236,35 @@ impl Collector {
                     }
                 }
                 NodeKind::Nested(ns) => {
-                    for e in ns.symbol_mapping.values() {
+                    // Only mappings of symbols the inner SDFG uses.
+                    for (_, e) in nested_symbol_args(ns) {
                         self.expr_minus(e, &params);
+                    }
+                }
+                NodeKind::Tasklet(t) if t.code.language == Language::Python => {
+                    // Names in Python code that are symbols (connectors and locals are not).
+                    for st in &t.stmts {
+                        let mut visit = |e: &Expr| {
+                            e.visit_names(&mut |n| {
+                                if sdfg.symbols.contains_key(n)
+                                    && !t.inputs.contains_key(n)
+                                    && !t.outputs.contains_key(n)
+                                {
+                                    self.used.insert(n.to_string());
+                                }
+                            })
+                        };
+                        match st {
+                            Stmt::Assign {
+                                target: Target::Index(_, idx),
+                                value,
+                                ..
+                            } => {
+                                idx.iter().for_each(&mut visit);
+                                visit(value);
+                            }
+                            Stmt::Assign { value, .. } | Stmt::Expr(value) => visit(value),
+                        }
                     }
                 }
                 NodeKind::Tasklet(t) if t.code.language == Language::Cpp => {
@@ -266,18 +293,52 @@ impl Collector {
             }
         }
         for e in &st.edges {
+            // Only the leaves of memlet trees count: not the outer edges into
+            // a map entry (`IN_*`) or out of a map exit (`OUT_*`).
+            let src = &st.nodes[e.src.index()].kind;
+            let dst = &st.nodes[e.dst.index()].kind;
+            let conn_starts =
+                |c: &Option<String>, p: &str| c.as_deref().is_some_and(|c| c.starts_with(p));
+            if (matches!(dst, NodeKind::MapEntry(_)) && conn_starts(&e.dst_conn, "IN_"))
+                || (matches!(src, NodeKind::MapExit { .. }) && conn_starts(&e.src_conn, "OUT_"))
+            {
+                continue;
+            }
+            // Edges of code nodes and view edges need only the range starts.
+            let code = |k: &NodeKind| {
+                matches!(
+                    k,
+                    NodeKind::Tasklet(_) | NodeKind::Nested(_) | NodeKind::Library(_)
+                )
+            };
+            let starts_only = code(src)
+                || code(dst)
+                || (e.dst_conn.as_deref() == Some("views") && matches!(dst, NodeKind::Access(_)))
+                || (e.src_conn.as_deref() == Some("views") && matches!(src, NodeKind::Access(_)));
             for sub in [&e.memlet.subset, &e.memlet.other_subset]
                 .into_iter()
                 .flatten()
             {
                 for r in sub {
-                    for x in [&r.start, &r.end, &r.step] {
-                        self.expr_minus(x, &params);
+                    self.expr_minus(&r.start, &params);
+                    if !starts_only {
+                        self.expr_minus(&r.end, &params);
+                        self.expr_minus(&r.step, &params);
                     }
                 }
             }
         }
     }
+}
+
+/// The symbol mapping entries a nested SDFG needs: those of the symbols its
+/// body uses (DaCe's `NestedSDFG.used_symbols(all_symbols=False)`).
+pub fn nested_symbol_args(ns: &NestedSdfg) -> Vec<(&String, &Expr)> {
+    let used = used_symbols(&ns.sdfg);
+    ns.symbol_mapping
+        .iter()
+        .filter(|(k, _)| used.contains(*k))
+        .collect()
 }
 
 /// The identifiers of a piece of C++ code (rough lexical scan; strings and comments skipped).

@@ -295,9 +295,11 @@ impl FnWriter<'_> {
             let ct = d.dtype.ctype();
             let init = if plan.zero { " = {}" } else { "" };
             if d.kind == DataKind::Scalar {
-                self.out.line(format!("{ct} {name}{init};"));
+                self.out
+                    .line(format!("[[maybe_unused]] {ct} {name}{init};"));
             } else if let Some(n) = self.const_size(d).filter(|n| *n > 0 && *n <= 4096) {
-                self.out.line(format!("{ct} {name}[{n}]{init};"));
+                self.out
+                    .line(format!("[[maybe_unused]] {ct} {name}[{n}]{init};"));
             } else {
                 let size = self.sym(&d.total_size);
                 self.out.line(format!(
@@ -553,7 +555,7 @@ impl FnWriter<'_> {
             args.push(ptr);
         }
         let mut sym_params = BTreeSet::new();
-        for (k, v) in &ns.symbol_mapping {
+        for (k, v) in crate::passes::abi::nested_symbol_args(ns) {
             let t = inner.symbols.get(k).copied().unwrap_or(DType::Int64);
             params.push(format!("{} {k}", t.ctype()));
             args.push(self.cond(v));
