@@ -318,7 +318,29 @@ impl FnWriter<'_> {
     /// Copies along edges from access node `id` to other access nodes.
     fn copies_from(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
         let st = ctx.st;
-        let src = data_of(st, id).unwrap_or_default().to_string();
+        let this = data_of(st, id).unwrap_or_default().to_string();
+        // Reads into this node through the map entry of its scope, and
+        // writes out of it through the map exit: copies between this
+        // container and the one the memlet names.
+        for &ei in &ctx.adj.ins[id.index()] {
+            let e = &st.edges[ei];
+            if let (NodeKind::MapEntry(_), Some(outer)) =
+                (&st.nodes[e.src.index()].kind, &e.memlet.data)
+                && *outer != this
+            {
+                self.copy(e, &outer.clone(), &this)?;
+            }
+        }
+        for &ei in &ctx.adj.outs[id.index()] {
+            let e = &st.edges[ei];
+            if let (NodeKind::MapExit { .. }, Some(outer)) =
+                (&st.nodes[e.dst.index()].kind, &e.memlet.data)
+                && *outer != this
+            {
+                self.copy(e, &this, &outer.clone())?;
+            }
+        }
+        let src = this;
         for &ei in &ctx.adj.outs[id.index()] {
             let e = &st.edges[ei];
             let Some(dst) = data_of(st, e.dst).map(str::to_string) else {
@@ -445,6 +467,13 @@ impl FnWriter<'_> {
     /// flattening both in row-major order when the shapes differ).
     fn copy_loops(&mut self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
         let extent = |r: &RangeDim| {
+            if simplify(&r.step) == Expr::Int(1) {
+                return simplify(&Expr::bin(
+                    BinaryOp::Add,
+                    Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()),
+                    Expr::Int(1),
+                ));
+            }
             simplify(&Expr::bin(
                 BinaryOp::Add,
                 Expr::bin(
