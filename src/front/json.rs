@@ -17,18 +17,33 @@ pub const MAX_NESTING: usize = 64;
 
 /// Parses one SDFG JSON document.
 pub fn load_str(text: &str) -> Result<Sdfg> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorKind::Syntax,
-            format!("line {}, column {}", e.line(), e.column()),
-            e.to_string(),
-        )
-    })?;
+    let value: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    if !value.is_object() {
+        return Err(Error::format(
+            "",
+            format!(
+                "the document must be an SDFG (a JSON object), found {}",
+                kind_of(&value)
+            ),
+        ));
+    }
     Reader {
         depth: 0,
         next_id: 0,
     }
     .sdfg(&value, "")
+}
+
+/// A located JSON syntax error; serde_json's nesting limit (128 levels) is
+/// reported as such, since it is what deeply nested SDFGs run into first.
+fn syntax_error(e: serde_json::Error) -> Error {
+    let location = format!("line {}, column {}", e.line(), e.column());
+    let message = if e.to_string().starts_with("recursion limit exceeded") {
+        format!("JSON nested too deeply (more than 128 levels of lists and objects): {e}")
+    } else {
+        e.to_string()
+    };
+    Error::new(ErrorKind::Syntax, location, message)
 }
 
 struct Reader {

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use crate::diag::{Error, Result};
+use crate::ir::simplify::eval_int;
 use crate::ir::*;
 
 /// Validates `sdfg` and every nested SDFG.
@@ -29,6 +30,7 @@ fn validate_sdfg(sdfg: &Sdfg, _outer: &mut HashSet<String>) -> Result<()> {
                 check_names(e, &names, &d.path, &format!("{what} of '{name}'"))?;
             }
         }
+        check_shape(name, d)?;
         check_names(
             &d.total_size,
             &names,
@@ -37,6 +39,29 @@ fn validate_sdfg(sdfg: &Sdfg, _outer: &mut HashSet<String>) -> Result<()> {
         )?;
     }
     validate_region(sdfg, &sdfg.body, &names)
+}
+
+/// A shape entry that is a constant must be a non-negative integer (DaCe
+/// sizes are integers; symbolic entries are decided at run time).
+fn check_shape(name: &str, d: &DataDesc) -> Result<()> {
+    for (i, e) in d.shape.iter().enumerate() {
+        let path = format!("{}/attributes/shape/{i}", d.path);
+        if let Expr::Float(f) = e {
+            return Err(Error::invalid(
+                path,
+                format!("dimension {i} of '{name}' has size {f}, which is not an integer"),
+            ));
+        }
+        if let Some(v) = eval_int(e, &mut |_| None)
+            && v < 0
+        {
+            return Err(Error::invalid(
+                path,
+                format!("dimension {i} of '{name}' has negative size {v}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Adds names defined by control flow: interstate assignment targets and loop variables.
@@ -117,6 +142,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<String>) -> Result<(
 
 fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>) -> Result<()> {
     let node = |id: NodeId| &st.nodes[id.index()];
+    check_map_exits(st, label)?;
     for n in &st.nodes {
         match &n.kind {
             NodeKind::Access(a) => {
@@ -152,20 +178,6 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
                             &format!("range of map '{}'", m.label),
                         )?;
                     }
-                }
-            }
-            NodeKind::MapExit { entry } => {
-                if !matches!(
-                    st.nodes.get(entry.index()).map(|x| &x.kind),
-                    Some(NodeKind::MapEntry(_))
-                ) {
-                    return Err(Error::invalid(
-                        &n.path,
-                        format!(
-                            "map exit '{}' in state '{label}' does not belong to a map entry",
-                            n.label
-                        ),
-                    ));
                 }
             }
             _ => {}
@@ -227,6 +239,28 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
         }
         check_connector(st, e.src, e.src_conn.as_deref(), false, &e.path, label)?;
         check_connector(st, e.dst, e.dst_conn.as_deref(), true, &e.path, label)?;
+    }
+    Ok(())
+}
+
+/// Every map exit's `scope_entry` must be a map entry. Checked before the
+/// entries, so that the error points at the exit that is wrong.
+fn check_map_exits(st: &State, label: &str) -> Result<()> {
+    for n in &st.nodes {
+        if let NodeKind::MapExit { entry } = &n.kind
+            && !matches!(
+                st.nodes.get(entry.index()).map(|x| &x.kind),
+                Some(NodeKind::MapEntry(_))
+            )
+        {
+            return Err(Error::invalid(
+                &n.path,
+                format!(
+                    "map exit '{}' in state '{label}' does not belong to a map entry",
+                    n.label
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -37,7 +37,7 @@ pub(super) struct StateCtx<'s> {
     pub children: Vec<Vec<NodeId>>,
 }
 
-fn data_of<'s>(st: &'s State, id: NodeId) -> Option<&'s str> {
+fn data_of(st: &State, id: NodeId) -> Option<&str> {
     match &st.nodes[id.index()].kind {
         NodeKind::Access(a) => Some(&a.data),
         _ => None,

@@ -399,7 +399,6 @@ impl<'a> FnWriter<'a> {
             },
             BlockKind::Conditional(branches) => {
                 self.out.line(format!("// conditional {}", b.label));
-                let n = branches.len();
                 for (k, (c, body)) in branches.iter().enumerate() {
                     let head = match (k, c) {
                         (0, Some(c)) => format!("if ({})", self.cond(c)),
@@ -409,11 +408,7 @@ impl<'a> FnWriter<'a> {
                     };
                     self.out.open(head);
                     self.region(body, &body.label)?;
-                    if k + 1 == n {
-                        self.out.close();
-                    } else {
-                        self.out.close();
-                    }
+                    self.out.close();
                 }
                 Ok(())
             }

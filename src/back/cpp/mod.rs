@@ -148,7 +148,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
                     let elements = plan
                         .top_elements
                         .as_ref()
-                        .map(|e| cexpr::to_cpp(e))
+                        .map(cexpr::to_cpp)
                         .unwrap_or_else(|| "1".into());
                     init_body.push_str(&format!(
                         "    __state->{member} = sdfgc_alloc<{ct}>({elements});\n"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, unit and integration tests
+# (the integration tests build generated C++ with g++ and run it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v g++ >/dev/null || { echo "error: g++ is required by the tests" >&2; exit 1; }
+cargo fmt --all -- --check
+cargo clippy --all-targets --release -- -D warnings
+cargo test --release

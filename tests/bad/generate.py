@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Regenerates the bad-input suite in tests/bad/ from a minimised real fixture.
+
+Run from the repository root: python3 tests/bad/generate.py
+The base is fixtures/corpus/jacobi_1d/program.sdfg (DaCe 1.0.2) cut down to
+one map (A -> map -> tasklet -> __tmp0) inside its time loop; every case
+below applies one defect to a fresh copy and writes tests/bad/NN_name.sdfg.
+The manifest tests/bad/expected.txt is written from CASES.
+"""
+
+import copy
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def strip(o):
+    """Drops debuginfo/guid noise recursively."""
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items() if k not in ("debuginfo", "guid", "hash")}
+    if isinstance(o, list):
+        return [strip(x) for x in o]
+    return o
+
+
+def base():
+    with open(os.path.join(ROOT, "fixtures/corpus/jacobi_1d/program.sdfg")) as f:
+        d = json.load(f)
+    a = d["attributes"]
+    a["name"] = "jacobi_min"
+    a["_arrays"] = {k: v for k, v in a["_arrays"].items() if k in ("TSTEPS", "A", "B", "__tmp0")}
+    body = d["nodes"][3]
+    body["nodes"] = body["nodes"][:5]
+    keep = {"0", "1", "2", "3", "4"}
+    body["edges"] = [e for e in body["edges"] if e["src"] in keep and e["dst"] in keep]
+    body["scope_dict"] = {"-1": [0, 3, 4], "0": [1, 2]}
+    return strip(d)
+
+
+BASE = base()
+
+
+def state(d):
+    """The state holding the map."""
+    return d["nodes"][3]
+
+
+def node(d, i):
+    return state(d)["nodes"][i]
+
+
+def tasklet(d):
+    return node(d, 1)
+
+
+def arr(d, name="A"):
+    return d["attributes"]["_arrays"][name]
+
+
+def edge(d, src, dst):
+    return next(e for e in state(d)["edges"] if e["src"] == str(src) and e["dst"] == str(dst))
+
+
+def memlet(e):
+    return e["attributes"]["data"]["attributes"]
+
+
+def with_code(code):
+    def f(d):
+        tasklet(d)["attributes"]["code"]["string_data"] = code
+    return f
+
+
+def set_path(path, value):
+    """A mutation that sets d[path...] = value."""
+    def f(d):
+        o = d
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = value
+    return f
+
+
+def conditional_block(d):
+    """Appends a ConditionalBlock (DaCe 2.x) whose branch body is a state."""
+    st = {"type": "SDFGState", "label": "then_state", "id": 0, "nodes": [], "edges": [], "attributes": {}}
+    cb = {"type": "ConditionalBlock", "label": "if_1", "id": 4, "attributes": {},
+          "branches": [[{"string_data": "t > 1", "language": "Python"}, st]]}
+    d["nodes"].append(cb)
+    d["edges"].append({"type": "Edge", "src": "2", "dst": "4",
+                       "attributes": {"data": {"type": "InterstateEdge", "attributes": {}}}})
+
+
+def gemm(d):
+    n = node(d, 1)
+    n["type"] = "LibraryNode"
+    n["classpath"] = "dace.libraries.blas.nodes.gemm.Gemm"
+    n["label"] = "_Gemm_"
+    n["attributes"] = {"name": "_Gemm_", "in_connectors": {"__in1": None, "__in2": None},
+                       "out_connectors": {"__out": None}}
+
+
+def consume(d):
+    node(d, 0)["type"] = "ConsumeEntry"
+
+
+def cycle(d):
+    """__tmp0 feeds back into the map entry: a dataflow cycle."""
+    e = copy.deepcopy(edge(d, 4, 0))
+    e["src"] = "3"
+    memlet(e)["data"] = "__tmp0"
+    state(d)["edges"].append(e)
+
+
+def nested_chain(levels):
+    """A chain of `levels` nested SDFGs, each in a state of its parent."""
+    def sdfg(k):
+        inner = {"type": "SDFGState", "label": f"s{k}", "id": 0, "nodes": [], "edges": [], "attributes": {}}
+        if k < levels:
+            inner["nodes"].append({"type": "NestedSDFG", "label": f"n{k}", "id": 0,
+                                   "attributes": {"sdfg": sdfg(k + 1)}})
+        return {"type": "SDFG", "attributes": {"name": f"level{k}", "_arrays": {}},
+                "nodes": [inner], "edges": []}
+    return sdfg(0)
+
+
+def empty_nodes(d):
+    state(d)["nodes"] = []
+
+
+def dup_ids(d):
+    node(d, 4)["id"] = 3
+
+
+def raw(text):
+    return ("raw", text)
+
+
+# (name, mutation or raw text, exit code, message fragment, location fragment, command)
+CASES = [
+    ("empty_file", raw(""), 1, "EOF while parsing", "line 1", "check"),
+    ("truncated", raw(json.dumps(BASE)[:700]), 1, "EOF while parsing", "line 1", "check"),
+    ("trailing_garbage", raw(json.dumps(BASE) + "\n}garbage"), 1, "trailing characters", "line 2", "check"),
+    ("not_an_object", raw('"hello"'), 1, "must be an SDFG (a JSON object), found a string", "FILE", "check"),
+    ("top_level_array", raw("[" + json.dumps(BASE) + "]"), 1, "must be an SDFG (a JSON object), found a list", "FILE", "check"),
+    ("nodes_not_a_list", set_path(["nodes"], "x"), 1, "expected a list, found a string", "at /nodes", "check"),
+    ("arrays_not_an_object", set_path(["attributes", "_arrays"], []), 1, "expected a map", "at /attributes/_arrays", "check"),
+    ("shape_is_string", lambda d: arr(d)["attributes"].__setitem__("shape", "N"), 1, "expected a sequence", "at /attributes/_arrays/A/attributes/shape", "check"),
+    ("attributes_is_number", lambda d: tasklet(d).__setitem__("attributes", 5), 1, "expected struct", "at /nodes/3/nodes/1/attributes", "check"),
+    ("shape_is_bool", lambda d: arr(d)["attributes"].__setitem__("shape", True), 1, "expected a sequence", "at /attributes/_arrays/A/attributes/shape", "check"),
+    ("unknown_node_type", lambda d: node(d, 1).__setitem__("type", "Frobnicator"), 1, "dataflow node type 'Frobnicator'", "at /nodes/3/nodes/1/type", "check"),
+    ("unknown_block_type", lambda d: d["nodes"][2].__setitem__("type", "WhileBlock"), 1, "control-flow block type 'WhileBlock'", "at /nodes/2/type", "check"),
+    ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "data container '__tmp0' of type Stream", "at /attributes/_arrays/__tmp0", "check"),
+    ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "data container 'B' of type Structure", "at /attributes/_arrays/B", "check"),
+    ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "data container 'B' of type Reference", "at /attributes/_arrays/B", "check"),
+    ("unknown_container_kind", lambda d: arr(d, "B").__setitem__("type", "Blob"), 1, "unknown data type 'Blob'", "at /attributes/_arrays/B/type", "check"),
+    ("unknown_dtype", lambda d: arr(d)["attributes"].__setitem__("dtype", "float128"), 1, "data type 'float128'", "at /attributes/_arrays/A/attributes/dtype", "check"),
+    ("pointer_dtype_array", lambda d: arr(d)["attributes"].__setitem__("dtype", {"type": "pointer", "dtype": "float64"}), 1, "data type of kind 'pointer'", "at /attributes/_arrays/A/attributes/dtype", "check"),
+    ("unknown_storage", lambda d: arr(d)["attributes"].__setitem__("storage", "Magnetic_Tape"), 1, "storage 'Magnetic_Tape'", "at /attributes/_arrays/A/attributes/storage", "check"),
+    ("unknown_lifetime", lambda d: arr(d, "__tmp0")["attributes"].__setitem__("lifetime", "Forever"), 1, "lifetime 'Forever'", "at /attributes/_arrays/__tmp0/attributes/lifetime", "check"),
+    ("unknown_schedule", lambda d: node(d, 0)["attributes"].__setitem__("schedule", "FPGA_Device"), 1, "schedule 'FPGA_Device'", "at /nodes/3/nodes/0/attributes/schedule", "check"),
+    ("missing_node_type", lambda d: node(d, 3).pop("type"), 1, "missing key 'type'", "at /nodes/3/nodes/3", "check"),
+    ("missing_sdfg_name", lambda d: d["attributes"].pop("name"), 1, "the SDFG has no 'name'", "at /attributes", "check"),
+    ("name_not_identifier", set_path(["attributes", "name"], "my-program"), 1, "SDFG name 'my-program' is not a C identifier", "at /attributes/name", "check"),
+    ("dangling_interstate_edge", lambda d: d["edges"][1].__setitem__("dst", "17"), 1, "destination block 17 does not exist", "at /edges/1/dst", "check"),
+    ("dangling_dataflow_edge", lambda d: edge(d, 2, 3).__setitem__("dst", "42"), 1, "destination node 42 does not exist", "at /nodes/3/edges/", "check"),
+    ("duplicate_node_ids", dup_ids, 1, "duplicate id 3", "at /nodes/3/nodes/4/id", "check"),
+    ("access_unknown_data", lambda d: node(d, 4)["attributes"].__setitem__("data", "Z"), 1, "unknown data 'Z'", "at /nodes/3/nodes/4", "check"),
+    ("memlet_unknown_data", lambda d: memlet(edge(d, 4, 0)).__setitem__("data", "Z"), 1, "unknown data 'Z'", "/attributes/data/attributes/data", "check"),
+    ("memlet_wrong_rank", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"].append({"start": "0", "end": "0", "step": "1", "tile": "1"}), 1, "has 2 dimensions, but 'A' has 1", "/attributes/data/attributes/subset", "check"),
+    ("map_params_vs_ranges", lambda d: node(d, 0)["attributes"]["params"].append("__i1"), 1, "has 2 parameters but 1 ranges", "at /nodes/3/nodes/0/attributes", "check"),
+    ("map_entry_wrong_exit", lambda d: node(d, 0).__setitem__("scope_exit", "1"), 1, "scope_exit is not its matching map exit", "at /nodes/3/nodes/0", "check"),
+    ("map_exit_not_entry", lambda d: node(d, 2).__setitem__("scope_entry", "4"), 1, "does not belong to a map entry", "at /nodes/3/nodes/2", "check"),
+    ("expr_plus_star", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N +* 2"), 1, "symbolic expression", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
+    ("expr_open_bracket", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "N["), 1, "symbolic expression", "at /attributes/_arrays/A/attributes/shape/0", "check"),
+    ("expr_unknown_function", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "frobnicate(N)"), 1, "frobnicate", "at /attributes/_arrays/A/attributes/shape/0", "check"),
+    ("tasklet_for_loop", with_code("for i in range(3):\n    __out = __in1"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_def", with_code("__out = __in1\ndef f(x):\n    return x"), 1, "tasklet '_Add_': line 2", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_import", with_code("import math\n__out = __in1 + __in2"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_lambda", with_code("__out = (lambda x: x)(__in1)"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_tuple_assign", with_code("a, b = __in1, __in2\n__out = a + b"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_string_literal", with_code("__out = __in1\n__out = 'text'"), 1, "tasklet '_Add_': line 2", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_keyword_args", with_code("__out = max(__in1, __in2, key=abs)"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("bad_wcr", lambda d: memlet(edge(d, 1, 2)).__setitem__("wcr", "lambda a: a"), 1, "is not a two-argument lambda", "/attributes/data/attributes/wcr", "check"),
+    ("undefined_symbol_map_range", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "M - 3"), 1, "uses symbol 'M', which is not defined", "at /nodes/3/nodes/0", "check"),
+    ("undefined_symbol_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("end", "K"), 1, "uses symbol 'K', which is not defined", "at /nodes/3/edges/", "check"),
+    ("undefined_symbol_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("string_data", "(t < TMAX)"), 1, "uses symbol 'TMAX', which is not defined", "at /edges/2", "check"),
+    ("gemm_library_node", gemm, 1, "dace.libraries.blas.nodes.gemm.Gemm", "at /nodes/3/nodes/1/classpath", "check"),
+    ("consume_entry", consume, 1, "dataflow node type 'ConsumeEntry'", "at /nodes/3/nodes/0/type", "check"),
+    ("cpp_interstate_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("language", "CPP"), 1, "C++ conditions", "at /edges/2/attributes/data/attributes/condition", "check"),
+    ("negative_shape", lambda d: arr(d, "B")["attributes"].update(shape=["-5"], total_size="-5"), 1, "negative size -5", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    ("huge_shape", lambda d: arr(d, "B")["attributes"].update(shape=["99999999999999999999"], total_size="99999999999999999999"), 1, "99999999999999999999", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    ("cyclic_dataflow", cycle, 1, "has a cycle", "at /nodes/3", "cpp"),
+    ("nesting_too_deep", raw(json.dumps(nested_chain(70))), 1, "nested too deeply", "line 1", "check"),
+    ("branch_not_region", conditional_block, 1, "branch body must be a ControlFlowRegion, found 'SDFGState'", "at /nodes/4/branches/0/1/type", "check"),
+    ("empty_nodes_with_edges", empty_nodes, 1, "source node 4 does not exist", "at /nodes/3/edges/0/src", "check"),
+    ("unknown_connector", lambda d: edge(d, 1, 2).__setitem__("src_connector", "__nope"), 1, "output connector '__nope'", "at /nodes/3/edges/", "check"),
+    ("fractional_shape", lambda d: arr(d, "B")["attributes"].update(shape=[2.5], total_size=2.5, strides=[1]), 1, "not an integer", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+]
+
+
+def main():
+    for f in os.listdir(HERE):
+        if f.endswith(".sdfg"):
+            os.remove(os.path.join(HERE, f))
+    lines = []
+    for i, (name, mut, code, msg, loc, cmd) in enumerate(CASES, 1):
+        fname = f"{i:02d}_{name}.sdfg"
+        if isinstance(mut, tuple):
+            text = mut[1]
+        else:
+            d = copy.deepcopy(BASE)
+            mut(d)
+            text = json.dumps(d, indent=1)
+        with open(os.path.join(HERE, fname), "w") as f:
+            f.write(text)
+        loc = fname if loc == "FILE" else loc
+        lines.append(f"{fname} | {code} | {msg} | {loc} | {cmd}")
+    with open(os.path.join(HERE, "expected.txt"), "w") as f:
+        f.write("# file | exit code | message fragment | location fragment | check|cpp\n")
+        f.write("\n".join(lines) + "\n")
+    with open("/tmp/base.sdfg", "w") as f:
+        json.dump(BASE, f, indent=1)
+
+
+main()
