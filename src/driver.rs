@@ -9,7 +9,7 @@ use crate::summary::Summary;
 use crate::{back, front, passes, valid};
 
 /// Output language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
     /// C++17 with OpenMP.
     Cpp,
@@ -20,7 +20,7 @@ pub enum Target {
 }
 
 /// Memory mode for transients (`--mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
     /// Allocate and free around each use, per call.
     Scoped,
@@ -32,6 +32,16 @@ pub enum Mode {
     External,
 }
 
+/// How transients are placed in the workspace (`--workspace-layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Layout {
+    /// Transients whose live ranges never overlap share bytes.
+    #[default]
+    Packed,
+    /// Every transient has its own bytes (still aligned).
+    Sequential,
+}
+
 /// Options of the compile command.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -41,6 +51,26 @@ pub struct CompileOptions {
     pub mode: Option<Mode>,
     /// Output directory.
     pub output: PathBuf,
+    /// Workspace offset alignment in bytes (None: 64 for CPU, 256 for GPU storage).
+    pub workspace_align: Option<u64>,
+    /// Workspace layout.
+    pub layout: Layout,
+    /// Also write a standalone `<name>_main` program that runs the library.
+    pub emit_sample: bool,
+}
+
+impl CompileOptions {
+    /// Default options for a target.
+    pub fn new(target: Target) -> CompileOptions {
+        CompileOptions {
+            target,
+            mode: None,
+            output: PathBuf::from("."),
+            workspace_align: None,
+            layout: Layout::Packed,
+            emit_sample: false,
+        }
+    }
 }
 
 /// Loads and validates one file.

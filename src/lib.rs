@@ -11,5 +11,6 @@ pub mod driver;
 pub mod front;
 pub mod ir;
 pub mod passes;
+pub mod report;
 pub mod summary;
 pub mod valid;

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
-use sdfgc::driver::{self, CompileOptions, Mode, Target};
+use sdfgc::driver::{self, CompileOptions, Layout, Mode, Target};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -31,14 +31,54 @@ struct CompileArgs {
     /// SDFG files to compile (one translation unit each).
     files: Vec<PathBuf>,
     /// Target language.
-    #[arg(long, value_enum, default_value_t = TargetArg::Cpp)]
-    target: TargetArg,
+    #[arg(long, value_enum, default_value_t = Target::Cpp)]
+    target: Target,
     /// Memory mode for transients (default: the lifetimes stored in the SDFG).
     #[arg(long, value_enum)]
-    mode: Option<ModeArg>,
+    mode: Option<Mode>,
     /// Output directory (default: the current directory).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     output: Option<PathBuf>,
+    /// Alignment of every workspace offset in bytes (default: 64 for CPU, 256 for GPU storage).
+    #[arg(long, value_name = "BYTES", value_parser = parse_align)]
+    workspace_align: Option<u64>,
+    /// Workspace layout: transients with disjoint live ranges share bytes (packed) or not (sequential).
+    #[arg(long, value_enum, default_value_t = Layout::Packed)]
+    workspace_layout: Layout,
+    /// Also write `<name>_main.cpp`, a standalone program that runs the library.
+    #[arg(long)]
+    emit_sample: bool,
+    /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
+    /// transient's offset and live range; files are written only if -o is given.
+    #[arg(long)]
+    stats: bool,
+    /// Write the --stats report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+    /// A symbol value for --stats (repeatable): NAME=VALUE.
+    #[arg(long = "symbol", value_name = "NAME=VALUE", value_parser = parse_symbol)]
+    symbols: Vec<(String, i64)>,
+}
+
+fn parse_symbol(s: &str) -> Result<(String, i64), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}' is not NAME=VALUE"))?;
+    let v: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' is not an integer"))?;
+    Ok((k.trim().to_string(), v))
+}
+
+fn parse_align(s: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of bytes"))?;
+    if v == 0 || !v.is_power_of_two() {
+        return Err(format!("{v} is not a power of two"));
+    }
+    Ok(v)
 }
 
 #[derive(Subcommand, Debug)]
@@ -50,28 +90,34 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum TargetArg {
-    /// C++ with OpenMP.
-    Cpp,
-    /// CUDA.
-    Cuda,
-    /// HIP.
-    Hip,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ModeArg {
-    /// Allocate and free each transient around its uses, per call.
-    Scoped,
-    /// Allocate at init, free at exit.
-    Persistent,
-    /// Stream-ordered allocation (GPU only).
-    Pool,
-    /// Transients live in one application-provided workspace.
-    External,
+    /// The workspace each program needs per storage, and the maximum over all
+    /// of them: the size of the one buffer an application allocates.
+    #[command(
+        after_help = "Example:\n  sdfgc plan build/*.sdfg --target cpp --mode external --symbol N=1000"
+    )]
+    Plan {
+        /// SDFG files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Target language.
+        #[arg(long, value_enum, default_value_t = Target::Cpp)]
+        target: Target,
+        /// Memory mode (external puts every eligible transient in the workspace).
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        /// Symbol values (repeatable): NAME=VALUE. Without them sizes are formulas.
+        #[arg(long = "symbol", value_name = "NAME=VALUE", value_parser = parse_symbol)]
+        symbols: Vec<(String, i64)>,
+        /// Workspace offset alignment in bytes.
+        #[arg(long, value_name = "BYTES", value_parser = parse_align)]
+        workspace_align: Option<u64>,
+        /// Workspace layout.
+        #[arg(long, value_enum, default_value_t = Layout::Packed)]
+        workspace_layout: Layout,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -81,6 +127,29 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Check { files }) => driver::check(&files, &mut std::io::stdout()),
+        Some(Command::Plan {
+            files,
+            target,
+            mode,
+            symbols,
+            workspace_align,
+            workspace_layout,
+            json,
+        }) => {
+            let opts = CompileOptions {
+                mode,
+                workspace_align,
+                layout: workspace_layout,
+                ..CompileOptions::new(target)
+            };
+            sdfgc::report::plan(
+                &files,
+                &opts,
+                &symbols.into_iter().collect(),
+                json,
+                &mut std::io::stdout(),
+            )
+        }
         None => {
             if cli.compile.files.is_empty() {
                 eprintln!(
@@ -88,23 +157,36 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            let c = cli.compile;
             let opts = CompileOptions {
-                target: match cli.compile.target {
-                    TargetArg::Cpp => Target::Cpp,
-                    TargetArg::Cuda => Target::Cuda,
-                    TargetArg::Hip => Target::Hip,
-                },
-                mode: cli.compile.mode.map(|m| match m {
-                    ModeArg::Scoped => Mode::Scoped,
-                    ModeArg::Persistent => Mode::Persistent,
-                    ModeArg::Pool => Mode::Pool,
-                    ModeArg::External => Mode::External,
-                }),
-                output: cli.compile.output.unwrap_or_else(|| PathBuf::from(".")),
+                target: c.target,
+                mode: c.mode,
+                output: c.output.clone().unwrap_or_else(|| PathBuf::from(".")),
+                workspace_align: c.workspace_align,
+                layout: c.workspace_layout,
+                emit_sample: c.emit_sample,
             };
-            driver::compile(&cli.compile.files, &opts)
+            if c.stats || c.stats_json.is_some() {
+                let symbols = c.symbols.iter().cloned().collect();
+                let r = sdfgc::report::stats(
+                    &c.files,
+                    &opts,
+                    &symbols,
+                    c.stats,
+                    c.stats_json.as_deref(),
+                    &mut std::io::stdout(),
+                );
+                if r.is_err() || c.output.is_none() {
+                    return finish(r);
+                }
+            }
+            driver::compile(&c.files, &opts)
         }
     };
+    finish(result)
+}
+
+fn finish(result: Result<(), Vec<sdfgc::diag::Error>>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(errors) => {

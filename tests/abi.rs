@@ -23,10 +23,7 @@ fn case_dirs() -> Vec<PathBuf> {
 }
 
 fn ctype(p: &abi::Param) -> String {
-    let base = match p.dtype.ctype() {
-        "int64_t" => "int64_t",
-        other => other,
-    };
+    let base = p.dtype.ctype();
     match p.kind {
         ParamKind::Array => format!("{base} *"),
         _ => base.to_string(),

@@ -107,35 +107,48 @@ impl Rng {
 
 // ------------------------------------------------------ JSON pointers ----
 
-/// Escapes one JSON-pointer segment.
-fn seg(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// JSON pointers of every value in `v` (the root is `""`), depth first.
-fn all_pointers(v: &Value, at: String, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                all_pointers(x, format!("{at}/{}", seg(k)), out);
-            }
+/// Appends `/key` to a JSON pointer, escaping `~` and `/`.
+fn push_seg(at: &mut String, key: &str) {
+    at.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => at.push_str("~0"),
+            '/' => at.push_str("~1"),
+            c => at.push(c),
         }
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                all_pointers(x, format!("{at}/{i}"), out);
-            }
-        }
-        _ => {}
     }
-    out.push(at);
 }
 
-/// The pointers whose value satisfies `pred`.
-fn pointers_where(doc: &Value, ptrs: &[String], pred: impl Fn(&Value) -> bool) -> Vec<String> {
-    ptrs.iter()
-        .filter(|p| doc.pointer(p).is_some_and(&pred))
-        .cloned()
-        .collect()
+/// JSON pointers of the values in `doc` that satisfy `pred` (the root is
+/// `""`), in document order.
+fn pointers_where(doc: &Value, pred: impl Fn(&Value) -> bool) -> Vec<String> {
+    /// Depth-first walk that allocates only for matches.
+    fn walk(v: &Value, at: &mut String, pred: &dyn Fn(&Value) -> bool, out: &mut Vec<String>) {
+        if pred(v) {
+            out.push(at.clone());
+        }
+        let len = at.len();
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    push_seg(at, k);
+                    walk(x, at, pred, out);
+                    at.truncate(len);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    push_seg(at, &i.to_string());
+                    walk(x, at, pred, out);
+                    at.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(doc, &mut String::new(), &pred, &mut out);
+    out
 }
 
 /// True for an object whose `type` is one of `types`.
@@ -156,7 +169,7 @@ struct Mutant {
     text: String,
 }
 
-/// One fixture, parsed once, with the pointers mutations choose from.
+/// One fixture, parsed once, with the pointers of all its values but the root.
 struct Original {
     doc: Value,
     text: String,
@@ -166,8 +179,8 @@ struct Original {
 impl Original {
     fn new(text: String) -> Original {
         let doc: Value = serde_json::from_str(&text).unwrap();
-        let mut ptrs = Vec::new();
-        all_pointers(&doc, String::new(), &mut ptrs);
+        let mut ptrs = pointers_where(&doc, |_| true);
+        ptrs.remove(0); // the root
         Original { doc, text, ptrs }
     }
 
@@ -183,9 +196,7 @@ impl Original {
 
 /// Deletes a random key of a random object.
 fn delete_key(o: &Original, rng: &mut Rng) -> Option<Mutant> {
-    let objs = pointers_where(&o.doc, &o.ptrs, |v| {
-        v.as_object().is_some_and(|m| !m.is_empty())
-    });
+    let objs = pointers_where(&o.doc, |v| v.as_object().is_some_and(|m| !m.is_empty()));
     let at = rng.pick(&objs).clone();
     let keys: Vec<String> = o.doc.pointer(&at)?.as_object()?.keys().cloned().collect();
     let key = rng.pick(&keys).clone();
@@ -199,7 +210,7 @@ fn delete_key(o: &Original, rng: &mut Rng) -> Option<Mutant> {
 
 /// Replaces a random value (not the root) with a value of another JSON type.
 fn replace_value(o: &Original, rng: &mut Rng) -> Option<Mutant> {
-    let at = rng.pick(&o.ptrs[..o.ptrs.len() - 1]).clone();
+    let at = rng.pick(&o.ptrs).clone();
     let old = o.doc.pointer(&at)?;
     let choices: Vec<Value> = [
         Value::Null,
@@ -231,7 +242,7 @@ fn truncate(o: &Original, rng: &mut Rng) -> Option<Mutant> {
 
 /// Swaps the ids of two nodes of a random state.
 fn swap_node_ids(o: &Original, rng: &mut Rng) -> Option<Mutant> {
-    let states = pointers_where(&o.doc, &o.ptrs, |v| {
+    let states = pointers_where(&o.doc, |v| {
         has_type(v, &["SDFGState"]) && v["nodes"].as_array().is_some_and(|n| n.len() >= 2)
     });
     if states.is_empty() {
@@ -251,7 +262,7 @@ fn swap_node_ids(o: &Original, rng: &mut Rng) -> Option<Mutant> {
 
 /// Sets a random shape entry of a random container to `value`.
 fn set_shape(o: &Original, rng: &mut Rng, value: &str) -> Option<Mutant> {
-    let shapes = pointers_where(&o.doc, &o.ptrs, |v| {
+    let shapes = pointers_where(&o.doc, |v| {
         v.get("shape")
             .and_then(Value::as_array)
             .is_some_and(|s| !s.is_empty())
@@ -271,7 +282,7 @@ fn set_shape(o: &Original, rng: &mut Rng, value: &str) -> Option<Mutant> {
 
 /// Points a random interstate edge back at its own source.
 fn interstate_cycle(o: &Original, rng: &mut Rng) -> Option<Mutant> {
-    let edges: Vec<String> = pointers_where(&o.doc, &o.ptrs, |v| has_type(v, REGION_TYPES))
+    let edges: Vec<String> = pointers_where(&o.doc, |v| has_type(v, REGION_TYPES))
         .into_iter()
         .flat_map(|r| {
             let n = o.doc.pointer(&r).unwrap()["edges"]
@@ -311,7 +322,7 @@ fn nesting_chain(innermost: Value, depth: usize) -> Value {
 /// Points a nested SDFG's `sdfg` at a copy of itself nested `depth` deep
 /// (or, without nested SDFGs, adds one holding the chain to the first state).
 fn deep_nesting(o: &Original, depth: usize) -> Option<Mutant> {
-    let nested = pointers_where(&o.doc, &o.ptrs, |v| has_type(v, &["NestedSDFG"]));
+    let nested = pointers_where(&o.doc, |v| has_type(v, &["NestedSDFG"]));
     if let Some(at) = nested.first() {
         let at = format!("{at}/attributes/sdfg");
         let inner = o.doc.pointer(&at)?.clone();
@@ -320,7 +331,7 @@ fn deep_nesting(o: &Original, depth: usize) -> Option<Mutant> {
             true
         });
     }
-    let states = pointers_where(&o.doc, &o.ptrs, |v| has_type(v, &["SDFGState"]));
+    let states = pointers_where(&o.doc, |v| has_type(v, &["SDFGState"]));
     let at = states.last()?.clone();
     let chain = nesting_chain(
         json!({"type": "SDFG", "attributes": {"name": "leaf"}}),
@@ -337,7 +348,7 @@ fn deep_nesting(o: &Original, depth: usize) -> Option<Mutant> {
 
 /// Empties the `nodes` list of a random state that has edges.
 fn empty_nodes(o: &Original, rng: &mut Rng) -> Option<Mutant> {
-    let states = pointers_where(&o.doc, &o.ptrs, |v| {
+    let states = pointers_where(&o.doc, |v| {
         has_type(v, &["SDFGState"]) && v["edges"].as_array().is_some_and(|e| !e.is_empty())
     });
     if states.is_empty() {
@@ -414,41 +425,65 @@ fn no_panic<T>(stage: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// Checks that an error, if any, has a message.
-fn with_message<T>(stage: &str, r: sdfgc::diag::Result<T>) -> Result<Option<T>, String> {
+/// How far a mutant got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    /// Refused by the JSON reader.
+    Load,
+    /// Refused by validation.
+    Validate,
+    /// Refused by code generation.
+    Generate,
+    /// Accepted all the way.
+    Accepted,
+}
+
+/// A panic or an error without a message, with the layer it came from.
+struct Failure {
+    why: String,
+    backend: bool,
+}
+
+/// Turns the result of one stage into "go on" (`Some`), "refused" (`None`),
+/// or a [`Failure`] for an error without a message.
+fn stage_result<T>(
+    stage: &str,
+    r: sdfgc::diag::Result<T>,
+    backend: bool,
+) -> Result<Option<T>, Failure> {
     match r {
         Ok(x) => Ok(Some(x)),
-        Err(e) if e.message.trim().is_empty() => {
-            Err(format!("{stage}: error without message: {e:?}"))
-        }
+        Err(e) if e.message.trim().is_empty() => Err(Failure {
+            why: format!("{stage}: error without message: {e:?}"),
+            backend,
+        }),
         Err(_) => Ok(None),
     }
 }
 
-/// Load, validate and generate C++ for one mutant; `Err` describes a panic
-/// or an error without a message. Returns the stage a panic came from.
-fn run_pipeline(text: &str) -> Result<(), (String, &'static str)> {
-    let stage = |s: &'static str| move |m: String| (m, s);
-    let loaded = no_panic("load", || front::json::load_str(text)).map_err(stage("front"))?;
-    let Some(sdfg) = with_message("load", loaded).map_err(stage("front"))? else {
-        return Ok(());
+/// Runs one stage under [`no_panic`] and [`stage_result`].
+fn stage<T>(
+    name: &str,
+    backend: bool,
+    f: impl FnOnce() -> sdfgc::diag::Result<T>,
+) -> Result<Option<T>, Failure> {
+    let r = no_panic(name, f).map_err(|why| Failure { why, backend })?;
+    stage_result(name, r, backend)
+}
+
+/// Loads, validates and generates C++ for one mutant.
+fn run_pipeline(text: &str) -> Result<Outcome, Failure> {
+    let Some(sdfg) = stage("load", false, || front::json::load_str(text))? else {
+        return Ok(Outcome::Load);
     };
-    let validated = no_panic("validate", || valid::validate(&sdfg)).map_err(stage("valid"))?;
-    if with_message("validate", validated)
-        .map_err(stage("valid"))?
-        .is_none()
-    {
-        return Ok(());
+    if stage("validate", false, || valid::validate(&sdfg))?.is_none() {
+        return Ok(Outcome::Validate);
     }
-    let opts = CompileOptions {
-        target: Target::Cpp,
-        mode: None,
-        output: ".".into(),
-    };
-    let generated =
-        no_panic("generate", || driver::generate_sdfg(sdfg, &opts)).map_err(stage("backend"))?;
-    with_message("generate", generated).map_err(stage("backend"))?;
-    Ok(())
+    let opts = CompileOptions::new(Target::Cpp);
+    match stage("generate", true, || driver::generate_sdfg(sdfg, &opts))? {
+        Some(_) => Ok(Outcome::Accepted),
+        None => Ok(Outcome::Generate),
+    }
 }
 
 /// Runs `f` on a thread with the stack of a main thread (8 MiB), as the binary has.
@@ -467,24 +502,27 @@ fn mutants_never_panic_in_process() {
         quiet_hook();
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut failures = Vec::new();
-        let mut count = 0;
+        let mut outcomes = std::collections::BTreeMap::<Outcome, usize>::new();
         for rel in fixture_files() {
             let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+            let file = rel.to_string_lossy();
             for m in mutants(&rel, text) {
-                count += 1;
-                let Err((why, stage)) = run_pipeline(&m.text) else {
-                    continue;
-                };
-                let file = rel.to_string_lossy();
-                let known = KNOWN_BACKEND_PANICS
-                    .iter()
-                    .any(|(f, l)| *f == file && *l == m.label);
-                if !(known && stage == "backend") {
-                    failures.push(format!("{file} [{}] ({stage}): {why}", m.label));
+                match run_pipeline(&m.text) {
+                    Ok(o) => *outcomes.entry(o).or_default() += 1,
+                    Err(f) => {
+                        let known = KNOWN_BACKEND_PANICS
+                            .iter()
+                            .any(|(kf, kl)| *kf == file && *kl == m.label);
+                        if !(known && f.backend) {
+                            failures.push(format!("{file} [{}]: {}", m.label, f.why));
+                        }
+                    }
                 }
             }
         }
         let _ = panic::take_hook();
+        let count: usize = outcomes.values().sum::<usize>() + failures.len();
+        eprintln!("{count} mutants: {outcomes:?}, {} failures", failures.len());
         assert!(count >= 30 * MUTANTS_PER_FILE, "only {count} mutants");
         failures
     });
@@ -533,4 +571,13 @@ fn binary_refuses_mutants_cleanly() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn panics_are_caught_and_described() {
+    let why = no_panic("probe", || -> u8 { panic!("boom {}", 42) }).unwrap_err();
+    assert!(
+        why.starts_with("probe panicked at") && why.ends_with("boom 42"),
+        "{why}"
+    );
 }

@@ -11,13 +11,15 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use common::harness::{RunOptions, run_case};
-use sdfgc::driver::{CompileOptions, Mode, Target};
+use sdfgc::driver::{CompileOptions, Layout, Mode, Target};
 
-const MODES: [Option<Mode>; 4] = [
-    None,
-    Some(Mode::Scoped),
-    Some(Mode::Persistent),
-    Some(Mode::External),
+/// (mode, workspace layout) combinations every case runs in.
+const MODES: [(Option<Mode>, Layout); 5] = [
+    (None, Layout::Packed),
+    (Some(Mode::Scoped), Layout::Packed),
+    (Some(Mode::Persistent), Layout::Packed),
+    (Some(Mode::External), Layout::Packed),
+    (Some(Mode::External), Layout::Sequential),
 ];
 
 /// (case directory, variant file) pairs: the CPU files of the dev corpus and gt4py.
@@ -52,22 +54,29 @@ fn jobs() -> Vec<(PathBuf, String)> {
     out
 }
 
-fn mode_name(m: Option<Mode>) -> &'static str {
+fn mode_name(m: (Option<Mode>, Layout)) -> &'static str {
     match m {
-        None => "default",
-        Some(Mode::Scoped) => "scoped",
-        Some(Mode::Persistent) => "persistent",
-        Some(Mode::Pool) => "pool",
-        Some(Mode::External) => "external",
+        (None, _) => "default",
+        (Some(Mode::Scoped), _) => "scoped",
+        (Some(Mode::Persistent), _) => "persistent",
+        (Some(Mode::Pool), _) => "pool",
+        (Some(Mode::External), Layout::Packed) => "external-packed",
+        (Some(Mode::External), Layout::Sequential) => "external-sequential",
     }
 }
 
 /// Generates, builds and runs one (case, variant, mode); Err describes the failure.
-fn run_one(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result<(), String> {
+fn run_one(
+    dir: &Path,
+    variant: &str,
+    (mode, layout): (Option<Mode>, Layout),
+    work: &Path,
+) -> Result<(), String> {
     let opts = CompileOptions {
-        target: Target::Cpp,
         mode,
+        layout,
         output: work.to_path_buf(),
+        ..CompileOptions::new(Target::Cpp)
     };
     let outs =
         sdfgc::driver::generate(&dir.join(variant), &opts).map_err(|e| format!("generate: {e}"))?;
@@ -119,7 +128,7 @@ fn run_one(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result
         return Err(format!(
             "{:?} heap allocations per call in {} mode",
             report.allocs_per_call,
-            mode_name(mode)
+            mode_name((mode, layout))
         ));
     }
     Ok(())
@@ -127,7 +136,7 @@ fn run_one(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result
 
 #[test]
 fn every_cpu_case_passes_in_every_mode() {
-    let tasks: Vec<(PathBuf, String, Option<Mode>)> = jobs()
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = jobs()
         .into_iter()
         .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
         .collect();

@@ -465,3 +465,64 @@ impl Memlet {
         self.data.is_none()
     }
 }
+
+impl Region {
+    /// The blocks reachable from `start` in reverse postorder (the order the
+    /// writers emit them and the liveness analysis numbers them).
+    pub fn program_order(&self, start: BlockId) -> Vec<BlockId> {
+        let r = self;
+        let mut succ: Vec<Vec<BlockId>> = vec![Vec::new(); r.blocks.len()];
+        for e in &r.edges {
+            succ[e.src.index()].push(e.dst);
+        }
+        let mut visited = vec![false; r.blocks.len()];
+        let mut post = Vec::new();
+        // Iterative DFS.
+        let mut stack: Vec<(BlockId, usize)> = vec![(start, 0)];
+        visited[start.index()] = true;
+        while let Some((b, i)) = stack.pop() {
+            if i < succ[b.index()].len() {
+                stack.push((b, i + 1));
+                let n = succ[b.index()][i];
+                if !visited[n.index()] {
+                    visited[n.index()] = true;
+                    stack.push((n, 0));
+                }
+            } else {
+                post.push(b);
+            }
+        }
+        post.reverse();
+        post
+    }
+}
+
+impl State {
+    /// A topological order of the nodes (Kahn's algorithm, ties broken by
+    /// node index so the order is deterministic and close to the JSON's);
+    /// None if the dataflow has a cycle.
+    pub fn topological_order(&self) -> Option<Vec<NodeId>> {
+        let n = self.nodes.len();
+        let mut indeg = vec![0usize; n];
+        let mut succ = vec![Vec::new(); n];
+        for e in &self.edges {
+            indeg[e.dst.index()] += 1;
+            succ[e.src.index()].push(e.dst.index());
+        }
+        let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n)
+            .filter(|&i| indeg[i] == 0)
+            .map(std::cmp::Reverse)
+            .collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(std::cmp::Reverse(i)) = ready.pop() {
+            order.push(NodeId(i as u32));
+            for &s in &succ[i] {
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    ready.push(std::cmp::Reverse(s));
+                }
+            }
+        }
+        (order.len() == n).then_some(order)
+    }
+}

@@ -75,10 +75,8 @@ pub struct ExternalSlot {
 pub struct AllocPlan {
     /// Per (SDFG id, transient name).
     pub transients: BTreeMap<(u32, String), Transient>,
-    /// Workspace slots per storage, in layout order.
+    /// Workspace slots per storage, in SDFG order.
     pub external: IndexMap<Storage, Vec<ExternalSlot>>,
-    /// Alignment of each workspace slot in bytes.
-    pub align: u64,
 }
 
 impl AllocPlan {
@@ -91,10 +89,7 @@ impl AllocPlan {
 /// Computes the plan.
 pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> {
     let top_symbols: BTreeSet<String> = abi.init.iter().map(|p| p.name.clone()).collect();
-    let mut p = AllocPlan {
-        align: 64,
-        ..Default::default()
-    };
+    let mut p = AllocPlan::default();
     plan_sdfg(
         sdfg,
         opts.mode,

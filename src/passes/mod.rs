@@ -4,6 +4,8 @@
 
 pub mod abi;
 pub mod alloc;
+pub mod layout;
+pub mod liveness;
 
 use crate::diag::Result;
 use crate::driver::CompileOptions;
@@ -22,16 +24,39 @@ pub struct Program {
     pub alloc: AllocPlan,
     /// The memory mode asked for.
     pub mode: Option<crate::driver::Mode>,
+    /// Live ranges of every container, in program order.
+    pub live: liveness::LiveRanges,
+    /// Workspace layout per storage (External memory only).
+    pub layouts: layout::Layouts,
 }
 
 /// Runs the passes for one SDFG.
 pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     let abi = abi::compute(&sdfg);
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
+    let live = liveness::live_ranges(&sdfg);
+    let layouts = alloc
+        .external
+        .iter()
+        .map(|(storage, slots)| {
+            let align = opts
+                .workspace_align
+                .unwrap_or(if storage.is_gpu() { 256 } else { 64 });
+            // Transients zeroed at the start of their scope never share bytes.
+            let keep_apart =
+                |s: &alloc::ExternalSlot| alloc.get(s.sdfg, &s.name).is_some_and(|t| t.zero);
+            (
+                *storage,
+                layout::StorageLayout::new(slots, &live, align, opts.layout, &keep_apart),
+            )
+        })
+        .collect();
     Ok(Program {
         sdfg,
         abi,
         alloc,
         mode: opts.mode,
+        live,
+        layouts,
     })
 }

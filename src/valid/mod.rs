@@ -9,13 +9,14 @@ use crate::ir::*;
 
 /// Validates `sdfg` and every nested SDFG.
 pub fn validate(sdfg: &Sdfg) -> Result<()> {
-    let mut defined: HashSet<String> = HashSet::new();
-    validate_sdfg(sdfg, &mut defined)
+    validate_sdfg(sdfg, &HashSet::new())
 }
 
-fn validate_sdfg(sdfg: &Sdfg, _outer: &mut HashSet<String>) -> Result<()> {
+/// Validates one SDFG; `mapped` holds the symbols a nested SDFG node maps
+/// into it (empty at the top level).
+fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<String>) -> Result<()> {
     // Names a symbolic expression may refer to inside this SDFG.
-    let mut names: HashSet<String> = HashSet::new();
+    let mut names: HashSet<String> = mapped.clone();
     names.extend(sdfg.symbols.keys().cloned());
     names.extend(sdfg.arrays.keys().cloned());
     names.extend(sdfg.constants.keys().cloned());
@@ -145,16 +146,14 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
     check_map_exits(st, label)?;
     for n in &st.nodes {
         match &n.kind {
-            NodeKind::Access(a) => {
-                if !sdfg.arrays.contains_key(&a.data) {
-                    return Err(Error::invalid(
-                        &n.path,
-                        format!(
-                            "access node '{}' in state '{label}' refers to unknown data '{}'",
-                            n.label, a.data
-                        ),
-                    ));
-                }
+            NodeKind::Access(a) if !sdfg.arrays.contains_key(&a.data) => {
+                return Err(Error::invalid(
+                    &n.path,
+                    format!(
+                        "access node '{}' in state '{label}' refers to unknown data '{}'",
+                        n.label, a.data
+                    ),
+                ));
             }
             NodeKind::MapEntry(m) => {
                 let exit_ok = matches!(st.nodes.get(m.exit.index()).map(|x| &x.kind), Some(NodeKind::MapExit { entry }) if st.nodes.get(entry.index()).map(|e| std::ptr::eq(e, n)).unwrap_or(false));
@@ -180,6 +179,7 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
                     }
                 }
             }
+            NodeKind::Nested(ns) => validate_nested(ns, n, label)?,
             _ => {}
         }
         if let Some(s) = n.scope
@@ -241,6 +241,24 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
         check_connector(st, e.dst, e.dst_conn.as_deref(), true, &e.path, label)?;
     }
     Ok(())
+}
+
+/// A nested SDFG node: every connector names a container of the inner SDFG
+/// (as DaCe requires), and the inner SDFG is valid on its own.
+fn validate_nested(ns: &NestedSdfg, n: &Node, label: &str) -> Result<()> {
+    for (side, conns) in [("input", &ns.inputs), ("output", &ns.outputs)] {
+        if let Some(c) = conns.keys().find(|c| !ns.sdfg.arrays.contains_key(*c)) {
+            return Err(Error::invalid(
+                &n.path,
+                format!(
+                    "nested SDFG '{}' in state '{label}' has {side} connector '{c}', which is not a data container of '{}'",
+                    n.label, ns.sdfg.name
+                ),
+            ));
+        }
+    }
+    let mapped: HashSet<String> = ns.symbol_mapping.keys().cloned().collect();
+    validate_sdfg(&ns.sdfg, &mapped)
 }
 
 /// Every map exit's `scope_entry` must be a map entry. Checked before the

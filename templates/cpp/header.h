@@ -36,7 +36,15 @@ int __dace_exit_{{ name }}({{ name }}_state_t *__state);
 size_t __dace_get_external_memory_size_{{ w }}({{ name }}_state_t *__state{{ init_params_tail }});
 /* Sets the {{ w }} workspace (at least the size above; kept until exit). */
 void __dace_set_external_memory_{{ w }}({{ name }}_state_t *__state, char *ptr{{ init_params_tail }});
+/* Alignment the {{ w }} workspace pointer must have, in bytes. */
+size_t __sdfgc_workspace_alignment_{{ w }}(void);
+/* Checked setter: 0 on success, else an error code (see __sdfgc_error_string). */
+int __sdfgc_set_workspace_{{ w }}({{ name }}_state_t *__state, void *ptr, size_t nbytes{{ init_params_tail }});
 {%- endfor %}
+{%- if !workspaces.is_empty() %}
+/* Message for an error code of __sdfgc_set_workspace_*. */
+const char *__sdfgc_error_string(int code);
+{%- endif %}
 
 #ifdef __cplusplus
 }

@@ -44,23 +44,57 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
     return 0;
 }
 {% for w in workspaces %}
-/// Bytes of the {{ w.storage }} workspace: every External transient at a {{ w.align }}-byte aligned offset.
+/// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} shelves at {{ w.align }}-byte aligned offsets;
+/// the transients of one shelf are never live at the same time and share its bytes.
+static size_t __sdfgc_layout_{{ w.storage }}(size_t *__shelf{{ init_params_tail }}) {
+    size_t __offset = 0;
+{%- for s in w.shelves %}
+    __shelf[{{ loop.index0 }}] = __offset;  // {{ s.comment }}
+    __offset += {{ s.size }};
+{%- endfor %}
+    return __offset;
+}
+
+/// Bytes of the {{ w.storage }} workspace for these symbol values.
 extern "C" size_t __dace_get_external_memory_size_{{ w.storage }}({{ name }}_state_t *__state{{ init_params_tail }}) {
     (void)__state;
-    size_t __offset = 0;
-{%- for s in w.slots %}
-    __offset = sdfgc_align_up(__offset, {{ w.align }}) + sizeof({{ s.ctype }}) * static_cast<size_t>({{ s.elements }});  // {{ s.name }}
-{%- endfor %}
-    return sdfgc_align_up(__offset, {{ w.align }});
+    size_t __shelf[{{ w.shelves.len() }}];
+    return __sdfgc_layout_{{ w.storage }}(__shelf{{ init_args_tail }});
 }
 
 /// Points every External {{ w.storage }} transient into the workspace at `ptr`.
 extern "C" void __dace_set_external_memory_{{ w.storage }}({{ name }}_state_t *__state, char *ptr{{ init_params_tail }}) {
-    size_t __offset = 0;
+    size_t __shelf[{{ w.shelves.len() }}];
+    __sdfgc_layout_{{ w.storage }}(__shelf{{ init_args_tail }});
 {%- for s in w.slots %}
-    __offset = sdfgc_align_up(__offset, {{ w.align }});
-    __state->{{ s.member }} = reinterpret_cast<{{ s.ctype }} *>(ptr + __offset);
-    __offset += sizeof({{ s.ctype }}) * static_cast<size_t>({{ s.elements }});
+    __state->{{ s.member }} = reinterpret_cast<{{ s.ctype }} *>(ptr + __shelf[{{ s.shelf }}]);
 {%- endfor %}
 }
+
+/// The alignment the {{ w.storage }} workspace pointer and every offset in it have.
+extern "C" size_t __sdfgc_workspace_alignment_{{ w.storage }}(void) { return {{ w.align }}; }
+
+/// Checked variant of __dace_set_external_memory_{{ w.storage }}: returns 0, or an error
+/// code for __sdfgc_error_string (null pointer, too small, misaligned).
+extern "C" int __sdfgc_set_workspace_{{ w.storage }}({{ name }}_state_t *__state, void *ptr, size_t nbytes{{ init_params_tail }}) {
+    if (__state == nullptr) return SDFGC_ERR_NULL_STATE;
+    if (ptr == nullptr) return SDFGC_ERR_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(ptr) % {{ w.align }} != 0) {
+        sdfgc_last_error_detail(reinterpret_cast<uintptr_t>(ptr) % {{ w.align }}, {{ w.align }});
+        return SDFGC_ERR_MISALIGNED;
+    }
+    size_t __required = __dace_get_external_memory_size_{{ w.storage }}(__state{{ init_args_tail }});
+    if (nbytes < __required) {
+        sdfgc_last_error_detail(nbytes, __required);
+        return SDFGC_ERR_TOO_SMALL;
+    }
+    __dace_set_external_memory_{{ w.storage }}(__state, static_cast<char *>(ptr){{ init_args_tail }});
+    return SDFGC_OK;
+}
 {% endfor -%}
+{%- if !workspaces.is_empty() %}
+/// A message for an error code of the __sdfgc_* functions (valid until the next call in this thread).
+extern "C" const char *__sdfgc_error_string(int code) {
+    return sdfgc_error_message(code);
+}
+{%- endif %}

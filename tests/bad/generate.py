@@ -134,6 +134,19 @@ def dup_ids(d):
     node(d, 4)["id"] = 3
 
 
+def add_nested(inner_nodes, in_connectors):
+    """Adds a nested SDFG node (inner state holding `inner_nodes`) to the empty first state."""
+    def f(d):
+        inner = {"type": "SDFG", "attributes": {"name": "inner", "_arrays": {"x": copy.deepcopy(arr(d, "B"))}},
+                 "nodes": [{"type": "SDFGState", "label": "inner_state", "id": 0,
+                            "nodes": inner_nodes, "edges": [], "attributes": {}}],
+                 "edges": []}
+        d["nodes"][0]["nodes"].append({"type": "NestedSDFG", "label": "nested", "id": 0,
+                                       "attributes": {"sdfg": inner, "in_connectors": in_connectors,
+                                                      "symbol_mapping": {"N": "N"}}})
+    return f
+
+
 def raw(text):
     return ("raw", text)
 
@@ -197,6 +210,8 @@ CASES = [
     ("branch_not_region", conditional_block, 1, "branch body must be a ControlFlowRegion, found 'SDFGState'", "at /nodes/4/branches/0/1/type", "check"),
     ("empty_nodes_with_edges", empty_nodes, 1, "source node 4 does not exist", "at /nodes/3/edges/0/src", "check"),
     ("unknown_connector", lambda d: edge(d, 1, 2).__setitem__("src_connector", "__nope"), 1, "output connector '__nope'", "at /nodes/3/edges/", "check"),
+    ("nested_unknown_data", add_nested([{"type": "AccessNode", "label": "Q", "id": 0, "attributes": {"data": "Q"}}], {}), 1, "refers to unknown data 'Q'", "at /nodes/0/nodes/0/attributes/sdfg/nodes/0/nodes/0", "check"),
+    ("nested_connector_not_container", add_nested([], {"y": None}), 1, "input connector 'y', which is not a data container of 'inner'", "at /nodes/0/nodes/0", "check"),
     ("fractional_shape", lambda d: arr(d, "B")["attributes"].update(shape=[2.5], total_size=2.5, strides=[1]), 1, "not an integer", "at /attributes/_arrays/B/attributes/shape/0", "check"),
 ]
 

@@ -2,8 +2,6 @@
 
 use std::collections::BTreeSet;
 
-use petgraph::graph::{DiGraph, NodeIndex};
-
 use crate::back::cpp::function::{Access, FnWriter};
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, simplify};
@@ -621,43 +619,6 @@ pub(super) fn sanitize(s: &str) -> String {
 
 /// Topological order of a state's nodes (stable: ties broken by node order).
 pub(super) fn topological_order(st: &State, path: &str, label: &str) -> Result<Vec<NodeId>> {
-    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(st.nodes.len(), st.edges.len());
-    for _ in &st.nodes {
-        g.add_node(());
-    }
-    for e in &st.edges {
-        g.add_edge(
-            NodeIndex::new(e.src.index()),
-            NodeIndex::new(e.dst.index()),
-            (),
-        );
-    }
-    // Kahn's algorithm with a min-heap keeps the order deterministic and close to the JSON order.
-    let mut indeg: Vec<usize> = (0..st.nodes.len())
-        .map(|i| {
-            g.neighbors_directed(NodeIndex::new(i), petgraph::Direction::Incoming)
-                .count()
-        })
-        .collect();
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..st.nodes.len())
-        .filter(|&i| indeg[i] == 0)
-        .map(std::cmp::Reverse)
-        .collect();
-    let mut order = Vec::with_capacity(st.nodes.len());
-    while let Some(std::cmp::Reverse(i)) = ready.pop() {
-        order.push(NodeId(i as u32));
-        for n in g.neighbors_directed(NodeIndex::new(i), petgraph::Direction::Outgoing) {
-            indeg[n.index()] -= 1;
-            if indeg[n.index()] == 0 {
-                ready.push(std::cmp::Reverse(n.index()));
-            }
-        }
-    }
-    if order.len() != st.nodes.len() {
-        return Err(Error::invalid(
-            path,
-            format!("the dataflow of state '{label}' has a cycle"),
-        ));
-    }
-    Ok(order)
+    st.topological_order()
+        .ok_or_else(|| Error::invalid(path, format!("the dataflow of state '{label}' has a cycle")))
 }

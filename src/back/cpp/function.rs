@@ -247,7 +247,7 @@ impl<'a> FnWriter<'a> {
     /// Writes a region.
     pub fn region(&mut self, r: &Region, _label: &str) -> Result<()> {
         let Some(start) = r.start else { return Ok(()) };
-        let order = reverse_postorder(r, start);
+        let order = r.program_order(start);
         let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
         for (i, e) in r.edges.iter().enumerate() {
             out_edges[e.src.index()].push(i);
@@ -522,30 +522,4 @@ fn collect_assigned(r: &Region, out: &mut BTreeSet<String>) {
             _ => {}
         }
     }
-}
-
-fn reverse_postorder(r: &Region, start: BlockId) -> Vec<BlockId> {
-    let mut succ: Vec<Vec<BlockId>> = vec![Vec::new(); r.blocks.len()];
-    for e in &r.edges {
-        succ[e.src.index()].push(e.dst);
-    }
-    let mut visited = vec![false; r.blocks.len()];
-    let mut post = Vec::new();
-    // Iterative DFS.
-    let mut stack: Vec<(BlockId, usize)> = vec![(start, 0)];
-    visited[start.index()] = true;
-    while let Some((b, i)) = stack.pop() {
-        if i < succ[b.index()].len() {
-            stack.push((b, i + 1));
-            let n = succ[b.index()][i];
-            if !visited[n.index()] {
-                visited[n.index()] = true;
-                stack.push((n, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    post.reverse();
-    post
 }

@@ -46,16 +46,58 @@ static inline void sdfgc_atomic_max(T *p, T v) {
     sdfgc_atomic_update(p, v, [](T a, T b) { return a < b ? b : a; });
 }"#;
 
+/// Error codes and messages of the checked workspace setter (only in files with a workspace).
+const RUNTIME_WORKSPACE: &str = r#"// ---- workspace checks ----
+#include <cstdio>
+enum {
+    SDFGC_OK = 0,
+    SDFGC_ERR_NULL_STATE = 1,
+    SDFGC_ERR_NULL_POINTER = 2,
+    SDFGC_ERR_TOO_SMALL = 3,
+    SDFGC_ERR_MISALIGNED = 4,
+    SDFGC_ERR_NOT_DEVICE_MEMORY = 5,
+};
+static thread_local size_t sdfgc_detail[2];
+static thread_local char sdfgc_message[256];
+static inline void sdfgc_last_error_detail(size_t a, size_t b) {
+    sdfgc_detail[0] = a;
+    sdfgc_detail[1] = b;
+}
+static inline const char *sdfgc_error_message(int code) {
+    switch (code) {
+    case SDFGC_OK: return "success";
+    case SDFGC_ERR_NULL_STATE: return "the state pointer is null: call __dace_init_* first";
+    case SDFGC_ERR_NULL_POINTER: return "the workspace pointer is null";
+    case SDFGC_ERR_TOO_SMALL:
+        std::snprintf(sdfgc_message, sizeof sdfgc_message,
+                      "the workspace is too small: %zu bytes given, %zu bytes required", sdfgc_detail[0], sdfgc_detail[1]);
+        return sdfgc_message;
+    case SDFGC_ERR_MISALIGNED:
+        std::snprintf(sdfgc_message, sizeof sdfgc_message,
+                      "the workspace pointer is misaligned: it is %zu bytes past a multiple of the required %zu-byte alignment",
+                      sdfgc_detail[0], sdfgc_detail[1]);
+        return sdfgc_message;
+    case SDFGC_ERR_NOT_DEVICE_MEMORY:
+        return "the workspace is not device memory: copy it to the GPU first (allocate it with the GPU allocator)";
+    default: return "unknown error code";
+    }
+}"#;
+
 struct Slot {
-    name: String,
     member: String,
     ctype: String,
-    elements: String,
+    shelf: usize,
+}
+
+struct Shelf {
+    comment: String,
+    size: String,
 }
 
 struct Workspace {
     storage: String,
     align: u64,
+    shelves: Vec<Shelf>,
     slots: Vec<Slot>,
 }
 
@@ -66,7 +108,7 @@ struct TranslationUnit<'a> {
     version: &'a str,
     mode: String,
     prelude: &'a str,
-    runtime: &'a str,
+    runtime: String,
     globals: String,
     members: Vec<String>,
     functions: Vec<String>,
@@ -75,6 +117,7 @@ struct TranslationUnit<'a> {
     body: String,
     init_params: String,
     init_params_tail: String,
+    init_args_tail: String,
     init_body: String,
     exit_body: String,
     workspaces: Vec<Workspace>,
@@ -196,21 +239,51 @@ pub fn write(p: &Program) -> Result<Outputs> {
         }
     }
     let workspaces: Vec<Workspace> = p
-        .alloc
-        .external
+        .layouts
         .iter()
-        .map(|(storage, slots)| Workspace {
-            storage: storage.dace_name().to_string(),
-            align: p.alloc.align,
-            slots: slots
-                .iter()
-                .map(|s| Slot {
-                    name: s.name.clone(),
-                    member: member_name(s.sdfg, &s.name),
-                    ctype: s.dtype.ctype().to_string(),
-                    elements: cexpr::to_cpp(&s.elements),
-                })
-                .collect(),
+        .map(|(storage, l)| {
+            let member_size = |pl: &crate::passes::layout::Placement| {
+                format!(
+                    "sdfgc_align_up(sizeof({}) * static_cast<size_t>({}), {})",
+                    pl.slot.dtype.ctype(),
+                    cexpr::to_cpp(&pl.slot.elements),
+                    l.align
+                )
+            };
+            Workspace {
+                storage: storage.dace_name().to_string(),
+                align: l.align,
+                shelves: (0..l.shelves)
+                    .map(|k| {
+                        let members: Vec<&crate::passes::layout::Placement> =
+                            l.placements.iter().filter(|pl| pl.shelf == k).collect();
+                        let size = members
+                            .iter()
+                            .map(|pl| member_size(pl))
+                            .reduce(|a, b| format!("sdfgc_max({a}, {b})"))
+                            .unwrap_or_default();
+                        let names: Vec<String> = members
+                            .iter()
+                            .map(|pl| {
+                                format!("{} [live {}-{}]", pl.slot.name, pl.live.start, pl.live.end)
+                            })
+                            .collect();
+                        Shelf {
+                            comment: names.join(", "),
+                            size,
+                        }
+                    })
+                    .collect(),
+                slots: l
+                    .placements
+                    .iter()
+                    .map(|pl| Slot {
+                        member: member_name(pl.slot.sdfg, &pl.slot.name),
+                        ctype: pl.slot.dtype.ctype().to_string(),
+                        shelf: pl.shelf,
+                    })
+                    .collect(),
+            }
         })
         .collect();
     let mode = match p.mode {
@@ -222,7 +295,11 @@ pub fn write(p: &Program) -> Result<Outputs> {
         version,
         mode,
         prelude: cexpr::PRELUDE.trim_end(),
-        runtime: RUNTIME,
+        runtime: if p.layouts.is_empty() {
+            RUNTIME.to_string()
+        } else {
+            format!("{RUNTIME}\n{RUNTIME_WORKSPACE}")
+        },
         globals: globals.trim_end().to_string(),
         members,
         functions,
@@ -231,6 +308,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         body,
         init_params: init_params.clone(),
         init_params_tail: init_params_tail.clone(),
+        init_args_tail: p.abi.init.iter().map(|x| format!(", {}", x.name)).collect(),
         init_body,
         exit_body,
         workspaces,

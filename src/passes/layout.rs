@@ -1,0 +1,163 @@
+//! Workspace layout: where each External transient lives inside the one
+//! buffer of its storage.
+//!
+//! Transients are grouped into *shelves*: a shelf holds transients whose
+//! live ranges are pairwise disjoint, so they may share its bytes. The
+//! grouping is fixed at generation time (greedy colouring of the interval
+//! graph in order of live-range start, optimal in the number of shelves);
+//! only the sizes depend on the symbols: a shelf is as large as its largest
+//! member rounded up to the alignment, shelves lie back to back, and the
+//! total is their sum. The same formulas are evaluated by the generated size
+//! query and setter, so the layout is correct for every symbol value.
+
+use indexmap::IndexMap;
+
+use crate::driver::Layout;
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+use crate::passes::alloc::ExternalSlot;
+use crate::passes::liveness::{Live, LiveRanges};
+
+/// One transient's place in the workspace.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// The slot (transient) this places.
+    pub slot: ExternalSlot,
+    /// Its live range in program order.
+    pub live: Live,
+    /// Index of its shelf.
+    pub shelf: usize,
+    /// Bytes, in the top-level symbols.
+    pub bytes: Expr,
+}
+
+/// The layout of one storage's workspace.
+#[derive(Clone, Debug)]
+pub struct StorageLayout {
+    /// Alignment of every offset and of the total, in bytes.
+    pub align: u64,
+    /// Every transient, in slot order.
+    pub placements: Vec<Placement>,
+    /// Number of shelves.
+    pub shelves: usize,
+}
+
+/// Rounds `e` (bytes) up to a multiple of `align`.
+pub fn align_up(e: &Expr, align: u64) -> Expr {
+    let a = Expr::Int(align as i64);
+    simplify(&Expr::bin(
+        BinaryOp::Mul,
+        Expr::Call(Func::IntCeil, vec![e.clone(), a.clone()]),
+        a,
+    ))
+}
+
+impl StorageLayout {
+    /// Lays out the slots of one storage.
+    pub fn new(
+        slots: &[ExternalSlot],
+        live: &LiveRanges,
+        align: u64,
+        layout: Layout,
+        keep_apart: &dyn Fn(&ExternalSlot) -> bool,
+    ) -> StorageLayout {
+        let mut order: Vec<usize> = (0..slots.len()).collect();
+        let range = |s: &ExternalSlot| {
+            live.get(&(s.sdfg, s.name.clone()))
+                .copied()
+                .unwrap_or(Live {
+                    start: 0,
+                    end: u32::MAX,
+                })
+        };
+        order.sort_by_key(|&i| (range(&slots[i]).start, i));
+        let mut shelf_of = vec![0usize; slots.len()];
+        // Members of each shelf so far.
+        let mut shelves: Vec<Vec<usize>> = Vec::new();
+        for &i in &order {
+            let li = range(&slots[i]);
+            let fits = |members: &Vec<usize>| {
+                layout == Layout::Packed
+                    && !keep_apart(&slots[i])
+                    && members
+                        .iter()
+                        .all(|&j| !keep_apart(&slots[j]) && !range(&slots[j]).overlaps(&li))
+            };
+            match shelves.iter().position(fits) {
+                Some(k) => {
+                    shelves[k].push(i);
+                    shelf_of[i] = k;
+                }
+                None => {
+                    shelves.push(vec![i]);
+                    shelf_of[i] = shelves.len() - 1;
+                }
+            }
+        }
+        let placements = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Placement {
+                slot: s.clone(),
+                live: range(s),
+                shelf: shelf_of[i],
+                bytes: simplify(&Expr::bin(
+                    BinaryOp::Mul,
+                    s.elements.clone(),
+                    Expr::Int(s.dtype.size() as i64),
+                )),
+            })
+            .collect();
+        StorageLayout {
+            align,
+            placements,
+            shelves: shelves.len(),
+        }
+    }
+
+    /// Size of each shelf: the largest member, aligned.
+    pub fn shelf_sizes(&self) -> Vec<Expr> {
+        (0..self.shelves)
+            .map(|k| {
+                self.placements
+                    .iter()
+                    .filter(|p| p.shelf == k)
+                    .map(|p| align_up(&p.bytes, self.align))
+                    .reduce(|a, b| Expr::Call(Func::Max, vec![a, b]))
+                    .unwrap_or(Expr::Int(0))
+            })
+            .collect()
+    }
+
+    /// Offset of a shelf: the sum of the shelves before it.
+    pub fn shelf_offset(&self, k: usize) -> Expr {
+        let sizes = self.shelf_sizes();
+        simplify(
+            &sizes[..k]
+                .iter()
+                .cloned()
+                .reduce(|a, b| Expr::bin(BinaryOp::Add, a, b))
+                .unwrap_or(Expr::Int(0)),
+        )
+    }
+
+    /// Total bytes (a multiple of the alignment).
+    pub fn total(&self) -> Expr {
+        self.shelf_offset(self.shelves)
+    }
+
+    /// DaCe's size: the unaligned sum of all transients.
+    pub fn dace_total(&self) -> Expr {
+        simplify(
+            &self
+                .placements
+                .iter()
+                .map(|p| p.bytes.clone())
+                .reduce(|a, b| Expr::bin(BinaryOp::Add, a, b))
+                .unwrap_or(Expr::Int(0)),
+        )
+    }
+}
+
+/// The layouts of all storages.
+pub type Layouts = IndexMap<Storage, StorageLayout>;

@@ -1,0 +1,283 @@
+//! `--stats` and `sdfgc plan`: what the workspace of each program needs.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::back::cexpr;
+use crate::diag::{Error, ErrorKind};
+use crate::driver::{CompileOptions, load_valid};
+use crate::ir::Expr;
+use crate::ir::simplify::{eval_int, simplify};
+use crate::passes::layout::{StorageLayout, align_up};
+use crate::passes::{self, Program};
+
+/// Symbol values given on the command line.
+pub type Symbols = BTreeMap<String, i64>;
+
+fn value(e: &Expr, symbols: &Symbols) -> Option<i64> {
+    eval_int(e, &mut |n| symbols.get(n).copied())
+}
+
+fn formula(e: &Expr) -> String {
+    cexpr::to_cpp(&simplify(e))
+}
+
+/// Sizes of one storage: packed, sequential, DaCe's unaligned sum.
+fn storage_json(l: &StorageLayout, symbols: &Symbols) -> Value {
+    let sequential: Expr = l
+        .placements
+        .iter()
+        .map(|p| align_up(&p.bytes, l.align))
+        .reduce(|a, b| Expr::bin(crate::ir::BinaryOp::Add, a, b))
+        .unwrap_or(Expr::Int(0));
+    let sizes = l.shelf_sizes();
+    let transients: Vec<Value> = l
+        .placements
+        .iter()
+        .map(|p| {
+            let off = l.shelf_offset(p.shelf);
+            json!({
+                "name": p.slot.name,
+                "sdfg": p.slot.sdfg,
+                "dtype": p.slot.dtype.dace_name(),
+                "bytes": formula(&p.bytes),
+                "bytes_value": value(&p.bytes, symbols),
+                "shelf": p.shelf,
+                "offset_formula": formula(&off),
+                "offset": value(&off, symbols),
+                "live": [p.live.start, p.live.end],
+            })
+        })
+        .collect();
+    json!({
+        "alignment": l.align,
+        "shelves": sizes.len(),
+        "packed": formula(&l.total()),
+        "packed_bytes": value(&l.total(), symbols),
+        "sequential": formula(&sequential),
+        "sequential_bytes": value(&sequential, symbols),
+        "dace": formula(&l.dace_total()),
+        "dace_bytes": value(&l.dace_total(), symbols),
+        "transients": transients,
+    })
+}
+
+fn program_json(file: &Path, p: &Program, symbols: &Symbols) -> Value {
+    let storages: serde_json::Map<String, Value> = p
+        .layouts
+        .iter()
+        .map(|(s, l)| (s.dace_name().to_string(), storage_json(l, symbols)))
+        .collect();
+    json!({ "file": file.display().to_string(), "name": p.sdfg.name, "storages": storages })
+}
+
+fn prepare(files: &[PathBuf], opts: &CompileOptions) -> (Vec<(PathBuf, Program)>, Vec<Error>) {
+    let mut ok = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        match load_valid(f).and_then(|s| passes::prepare(s, opts).map_err(|e| e.in_file(f))) {
+            Ok(p) => ok.push((f.clone(), p)),
+            Err(e) => errors.push(e),
+        }
+    }
+    (ok, errors)
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "?".into(),
+        other => other.to_string(),
+    }
+}
+
+/// `--stats` / `--stats-json`: the layout of every program's workspace.
+pub fn stats(
+    files: &[PathBuf],
+    opts: &CompileOptions,
+    symbols: &Symbols,
+    print: bool,
+    json_out: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), Vec<Error>> {
+    let (programs, errors) = prepare(files, opts);
+    let reports: Vec<Value> = programs
+        .iter()
+        .map(|(f, p)| program_json(f, p, symbols))
+        .collect();
+    if print {
+        for r in &reports {
+            let _ = writeln!(
+                out,
+                "{} ({})",
+                r["name"].as_str().unwrap_or(""),
+                r["file"].as_str().unwrap_or("")
+            );
+            let storages = r["storages"].as_object().cloned().unwrap_or_default();
+            if storages.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  no workspace (no External transients; try --mode external)"
+                );
+            }
+            for (s, v) in storages {
+                let _ = writeln!(
+                    out,
+                    "  {s}: alignment {} bytes, {} shelves",
+                    v["alignment"], v["shelves"]
+                );
+                let _ = writeln!(
+                    out,
+                    "    packed:     {} = {}",
+                    v["packed"].as_str().unwrap_or(""),
+                    show(&v["packed_bytes"])
+                );
+                let _ = writeln!(
+                    out,
+                    "    sequential: {} = {}",
+                    v["sequential"].as_str().unwrap_or(""),
+                    show(&v["sequential_bytes"])
+                );
+                let _ = writeln!(
+                    out,
+                    "    DaCe:       {} = {}",
+                    v["dace"].as_str().unwrap_or(""),
+                    show(&v["dace_bytes"])
+                );
+                for t in v["transients"].as_array().into_iter().flatten() {
+                    let _ = writeln!(
+                        out,
+                        "    {:<24} shelf {:<3} offset {:<12} bytes {:<12} live {}..{}",
+                        t["name"].as_str().unwrap_or(""),
+                        t["shelf"],
+                        show(&t["offset"]),
+                        show(&t["bytes_value"]),
+                        t["live"][0],
+                        t["live"][1]
+                    );
+                }
+            }
+        }
+    }
+    if let Some(path) = json_out {
+        let text = serde_json::to_string_pretty(&Value::Array(reports)).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            let mut errs = errors;
+            errs.push(Error::new(
+                ErrorKind::Io,
+                "",
+                format!("{}: {e}", path.display()),
+            ));
+            return Err(errs);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// One program's requirement for one storage: name, formula, value, expression.
+struct Need {
+    name: String,
+    formula: String,
+    value: Option<i64>,
+    total: Expr,
+}
+
+/// `sdfgc plan`: each program's workspace per storage and the maximum over all.
+pub fn plan(
+    files: &[PathBuf],
+    opts: &CompileOptions,
+    symbols: &Symbols,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Vec<Error>> {
+    let (programs, errors) = prepare(files, opts);
+    // Per storage: (program name, bytes formula, bytes value).
+    let mut per_storage: BTreeMap<String, Vec<Need>> = BTreeMap::new();
+    for (_, p) in &programs {
+        for (s, l) in &p.layouts {
+            let total = l.total();
+            per_storage
+                .entry(s.dace_name().to_string())
+                .or_default()
+                .push(Need {
+                    name: p.sdfg.name.clone(),
+                    formula: formula(&total),
+                    value: value(&total, symbols),
+                    total,
+                });
+        }
+    }
+    let mut result = serde_json::Map::new();
+    for (storage, list) in &per_storage {
+        let all_known = list.iter().all(|x| x.value.is_some());
+        let max_value = all_known.then(|| list.iter().filter_map(|x| x.value).max().unwrap_or(0));
+        let max_formula = list
+            .iter()
+            .map(|x| x.total.clone())
+            .reduce(|a, b| Expr::Call(crate::ir::Func::Max, vec![a, b]))
+            .map(|e| formula(&e))
+            .unwrap_or_default();
+        let largest = list
+            .iter()
+            .max_by_key(|x| x.value.unwrap_or(i64::MIN))
+            .map(|x| x.name.clone());
+        result.insert(
+            storage.clone(),
+            json!({
+                "programs": list.iter().map(|x| json!({"name": x.name, "bytes": x.formula, "bytes_value": x.value})).collect::<Vec<_>>(),
+                "max_bytes": max_value,
+                "max": max_formula,
+                "largest": if all_known { largest } else { None },
+            }),
+        );
+    }
+    if as_json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&Value::Object(result)).unwrap_or_default()
+        );
+    } else {
+        if per_storage.is_empty() {
+            let _ = writeln!(
+                out,
+                "no program needs a workspace (no External transients; try --mode external)"
+            );
+        }
+        for (storage, v) in &result {
+            let _ = writeln!(out, "{storage}:");
+            for prog in v["programs"].as_array().into_iter().flatten() {
+                let _ = writeln!(
+                    out,
+                    "  {:<48} {} = {}",
+                    prog["name"].as_str().unwrap_or(""),
+                    prog["bytes"].as_str().unwrap_or(""),
+                    show(&prog["bytes_value"])
+                );
+            }
+            match v["max_bytes"].as_i64() {
+                Some(m) => {
+                    let _ = writeln!(
+                        out,
+                        "  allocate: {m} bytes (largest: {})",
+                        v["largest"].as_str().unwrap_or("")
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "  allocate: {}", v["max"].as_str().unwrap_or(""));
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
