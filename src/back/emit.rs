@@ -54,6 +54,11 @@ impl Emitter {
         self.close_with("");
     }
 
+    /// Indents one level without emitting anything (after `close_with(" else {")`).
+    pub fn indent_in(&mut self) {
+        self.indent += 1;
+    }
+
     /// Emits a label at one level less indentation.
     pub fn label(&mut self, name: &str) {
         self.indent = self.indent.saturating_sub(1);

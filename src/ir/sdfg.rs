@@ -467,6 +467,28 @@ impl Memlet {
 }
 
 impl Region {
+    /// The blocks of the natural loop of the back edge `latch -> header`.
+    pub fn natural_loop(
+        &self,
+        header: BlockId,
+        latch: BlockId,
+    ) -> std::collections::BTreeSet<BlockId> {
+        let r = self;
+        let mut body = std::collections::BTreeSet::from([header, latch]);
+        let mut stack = vec![latch];
+        while let Some(b) = stack.pop() {
+            if b == header {
+                continue;
+            }
+            for e in r.edges.iter().filter(|e| e.dst == b) {
+                if body.insert(e.src) {
+                    stack.push(e.src);
+                }
+            }
+        }
+        body
+    }
+
     /// The blocks reachable from `start` in reverse postorder (the order the
     /// writers emit them and the liveness analysis numbers them).
     pub fn program_order(&self, start: BlockId) -> Vec<BlockId> {

@@ -239,7 +239,7 @@ impl Walker {
             if rd > rs {
                 continue;
             }
-            let body = natural_loop(r, e.dst, e.src);
+            let body = r.natural_loop(e.dst, e.src);
             let mut l = span[&e.dst];
             for b in &body {
                 if let Some(s) = span.get(b) {
@@ -391,21 +391,4 @@ fn collect_nested<'a>(r: &'a Region, out: &mut Vec<&'a Sdfg>) {
             _ => {}
         }
     }
-}
-
-/// The blocks of the natural loop of the back edge `latch -> header`.
-fn natural_loop(r: &Region, header: BlockId, latch: BlockId) -> BTreeSet<BlockId> {
-    let mut body = BTreeSet::from([header, latch]);
-    let mut stack = vec![latch];
-    while let Some(b) = stack.pop() {
-        if b == header {
-            continue;
-        }
-        for e in r.edges.iter().filter(|e| e.dst == b) {
-            if body.insert(e.src) {
-                stack.push(e.src);
-            }
-        }
-    }
-    body
 }

@@ -6,6 +6,7 @@ pub mod abi;
 pub mod alloc;
 pub mod layout;
 pub mod liveness;
+pub mod structure;
 
 use crate::diag::Result;
 use crate::driver::CompileOptions;

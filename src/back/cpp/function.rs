@@ -8,6 +8,7 @@ use crate::back::emit::Emitter;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
+use crate::passes::structure::{Structured, structure};
 use crate::passes::{AllocScope, Memory, Program};
 
 /// How generated code reaches a data container.
@@ -247,6 +248,11 @@ impl<'a> FnWriter<'a> {
     /// Writes a region.
     pub fn region(&mut self, r: &Region, _label: &str) -> Result<()> {
         let Some(start) = r.start else { return Ok(()) };
+        if let Some(items) = structure(r)
+            && !(contains_while(&items) && has_loop_jumps(r))
+        {
+            return self.structured(r, &items);
+        }
         let order = r.program_order(start);
         let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
         for (i, e) in r.edges.iter().enumerate() {
@@ -330,6 +336,49 @@ impl<'a> FnWriter<'a> {
         }
         if used.contains(&end) {
             self.out.label(&end);
+        }
+        Ok(())
+    }
+
+    /// Writes a region recovered as while loops and if/else.
+    fn structured(&mut self, r: &Region, items: &[Structured]) -> Result<()> {
+        for it in items {
+            match it {
+                Structured::Block(b) => self.block(&r.blocks[b.index()])?,
+                Structured::Edge(e) => self.assignments(&r.edges[*e].assignments),
+                Structured::While { header, cond, body } => {
+                    let hb = &r.blocks[header.index()];
+                    let c = self.cond(cond);
+                    let empty_header =
+                        matches!(&hb.kind, BlockKind::State(st) if st.nodes.is_empty());
+                    self.out.line(format!("// loop {}", hb.label));
+                    if empty_header {
+                        self.out.open(format!("while ({c})"));
+                    } else {
+                        self.out.open("while (true)");
+                        self.block(hb)?;
+                        self.out.line(format!("if (!({c})) break;"));
+                    }
+                    self.structured(r, body)?;
+                    self.out.close();
+                }
+                Structured::If { cond, then, els } => {
+                    let c = self.cond(cond);
+                    self.out.open(format!("if ({c})"));
+                    self.structured(r, then)?;
+                    let trivial_else = els.iter().all(
+                        |x| matches!(x, Structured::Edge(e) if r.edges[*e].assignments.is_empty()),
+                    );
+                    if trivial_else {
+                        self.out.close();
+                    } else {
+                        self.out.close_with(" else {");
+                        self.out.indent_in();
+                        self.structured(r, els)?;
+                        self.out.close();
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -522,4 +571,25 @@ fn collect_assigned(r: &Region, out: &mut BTreeSet<String>) {
             _ => {}
         }
     }
+}
+
+fn contains_while(items: &[Structured]) -> bool {
+    items.iter().any(|x| match x {
+        Structured::While { .. } => true,
+        Structured::If { then, els, .. } => contains_while(then) || contains_while(els),
+        _ => false,
+    })
+}
+
+/// True if the region (outside nested loops) has break/continue blocks, which
+/// must keep referring to the enclosing loop region.
+fn has_loop_jumps(r: &Region) -> bool {
+    r.blocks.iter().any(|b| match &b.kind {
+        BlockKind::Break | BlockKind::Continue => true,
+        BlockKind::Region(inner) => {
+            matches!(inner.kind, RegionKind::Plain) && has_loop_jumps(inner)
+        }
+        BlockKind::Conditional(brs) => brs.iter().any(|(_, body)| has_loop_jumps(body)),
+        _ => false,
+    })
 }

@@ -1,0 +1,236 @@
+//! Recovers structured control flow (while loops and if/else) from the
+//! state machines that DaCe 1.0.2 writes with interstate edges, so that the
+//! writers can emit `while`/`if` instead of gotos. Regions that do not fit
+//! the patterns (breaks out of loops, irreducible flow, non-complementary
+//! branch conditions) return `None` and are written with labels and gotos.
+
+use std::collections::BTreeSet;
+
+use petgraph::algo::dominators;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+
+/// A structured statement over the blocks and edges of one region.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Structured {
+    /// Run a block.
+    Block(BlockId),
+    /// Run the assignments of an interstate edge (index into `Region::edges`).
+    Edge(usize),
+    /// `while (cond) { body }`; `header` runs before each test when it has code.
+    While {
+        /// The loop header block (a guard state, often empty).
+        header: BlockId,
+        /// Condition under which the loop continues (the edge into the body).
+        cond: Expr,
+        /// The body, ending with the back edge's assignments.
+        body: Vec<Structured>,
+    },
+    /// `if (cond) { then } else { els }`.
+    If {
+        /// Condition of the `then` edge.
+        cond: Expr,
+        /// Taken when `cond` holds.
+        then: Vec<Structured>,
+        /// Taken otherwise.
+        els: Vec<Structured>,
+    },
+}
+
+/// Structures a region, or None if it needs gotos.
+pub fn structure(r: &Region) -> Option<Vec<Structured>> {
+    let start = r.start?;
+    let s = Structurer::new(r, start);
+    let mut out = Vec::new();
+    s.seq(start, None, None, &mut out, 0)?;
+    Some(out)
+}
+
+struct Structurer<'a> {
+    r: &'a Region,
+    outs: Vec<Vec<usize>>,
+    /// Back edges (latch -> header) by edge index.
+    back: BTreeSet<usize>,
+    /// Immediate post-dominator of each block (None: the region exit).
+    ipdom: Vec<Option<BlockId>>,
+}
+
+fn negation_of(a: &Expr, b: &Expr) -> bool {
+    let not = |x: &Expr| simplify(&Expr::Unary(UnaryOp::Not, Box::new(x.clone())));
+    simplify(b) == not(a) || simplify(a) == not(b)
+}
+
+impl<'a> Structurer<'a> {
+    fn new(r: &'a Region, start: BlockId) -> Structurer<'a> {
+        let n = r.blocks.len();
+        let mut outs = vec![Vec::new(); n];
+        for (i, e) in r.edges.iter().enumerate() {
+            outs[e.src.index()].push(i);
+        }
+        let order = r.program_order(start);
+        let mut rank = vec![usize::MAX; n];
+        for (i, b) in order.iter().enumerate() {
+            rank[b.index()] = i;
+        }
+        let back = r
+            .edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                rank[e.dst.index()] <= rank[e.src.index()] && rank[e.src.index()] != usize::MAX
+            })
+            .map(|(i, _)| i)
+            .collect();
+        // Post-dominators: dominators of the reversed graph rooted at a virtual exit.
+        let mut g: DiGraph<(), ()> = DiGraph::new();
+        for _ in 0..=n {
+            g.add_node(());
+        }
+        let exit = NodeIndex::new(n);
+        for e in &r.edges {
+            g.add_edge(
+                NodeIndex::new(e.dst.index()),
+                NodeIndex::new(e.src.index()),
+                (),
+            );
+        }
+        for (b, o) in outs.iter().enumerate() {
+            if o.is_empty() {
+                g.add_edge(exit, NodeIndex::new(b), ());
+            }
+        }
+        let dom = dominators::simple_fast(&g, exit);
+        let ipdom = (0..n)
+            .map(|b| {
+                dom.immediate_dominator(NodeIndex::new(b))
+                    .filter(|d| *d != exit)
+                    .map(|d| BlockId(d.index() as u32))
+            })
+            .collect();
+        Structurer {
+            r,
+            outs,
+            back,
+            ipdom,
+        }
+    }
+
+    /// Appends the statements from `cur` up to (not including) `stop`;
+    /// `header` is the innermost loop header being structured.
+    fn seq(
+        &self,
+        mut cur: BlockId,
+        stop: Option<BlockId>,
+        header: Option<BlockId>,
+        out: &mut Vec<Structured>,
+        depth: usize,
+    ) -> Option<()> {
+        if depth > 64 {
+            return None;
+        }
+        let mut guard = 0;
+        loop {
+            if Some(cur) == stop {
+                return Some(());
+            }
+            guard += 1;
+            if guard > self.r.blocks.len() * 2 + 2 {
+                return None;
+            }
+            let outs = &self.outs[cur.index()];
+            let is_header = Some(cur) != header
+                && outs.iter().any(|_| true)
+                && self
+                    .r
+                    .edges
+                    .iter()
+                    .enumerate()
+                    .any(|(i, e)| e.dst == cur && self.back.contains(&i));
+            if is_header {
+                // while-loop: exactly two edges, one into the body, one out.
+                let [a, b] = outs.as_slice() else { return None };
+                let (ea, eb) = (&self.r.edges[*a], &self.r.edges[*b]);
+                if !negation_of(&ea.condition, &eb.condition) {
+                    return None;
+                }
+                // The body edge stays in the natural loop, the exit edge leaves it.
+                let looped: BTreeSet<BlockId> = self
+                    .r
+                    .edges
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, e)| e.dst == cur && self.back.contains(i))
+                    .flat_map(|(_, e)| self.r.natural_loop(cur, e.src))
+                    .collect();
+                let (body_e, exit_e) = match (looped.contains(&ea.dst), looped.contains(&eb.dst)) {
+                    (true, false) => (*a, *b),
+                    (false, true) => (*b, *a),
+                    _ => return None,
+                };
+                let be = &self.r.edges[body_e];
+                let mut body = vec![Structured::Edge(body_e)];
+                self.seq(be.dst, Some(cur), Some(cur), &mut body, depth + 1)?;
+                out.push(Structured::While {
+                    header: cur,
+                    cond: be.condition.clone(),
+                    body,
+                });
+                out.push(Structured::Edge(exit_e));
+                cur = self.r.edges[exit_e].dst;
+                continue;
+            }
+            out.push(Structured::Block(cur));
+            match outs.as_slice() {
+                [] => return if stop.is_none() { Some(()) } else { None },
+                [e] => {
+                    let edge = &self.r.edges[*e];
+                    if !matches!(edge.condition, Expr::Bool(true))
+                        && !matches!(edge.condition, Expr::Int(v) if v != 0)
+                    {
+                        return None;
+                    }
+                    out.push(Structured::Edge(*e));
+                    if self.back.contains(e) {
+                        // The back edge of the loop being structured.
+                        return if Some(edge.dst) == header && stop == header {
+                            Some(())
+                        } else {
+                            None
+                        };
+                    }
+                    cur = edge.dst;
+                }
+                [a, b] => {
+                    let (ea, eb) = (&self.r.edges[*a], &self.r.edges[*b]);
+                    if !negation_of(&ea.condition, &eb.condition)
+                        || self.back.contains(a)
+                        || self.back.contains(b)
+                    {
+                        return None;
+                    }
+                    let join = self.ipdom[cur.index()];
+                    // The join must lie within what we are structuring.
+                    if join.is_none() && stop.is_some() {
+                        return None;
+                    }
+                    let mut then = vec![Structured::Edge(*a)];
+                    let mut els = vec![Structured::Edge(*b)];
+                    self.seq(ea.dst, join, header, &mut then, depth + 1)?;
+                    self.seq(eb.dst, join, header, &mut els, depth + 1)?;
+                    out.push(Structured::If {
+                        cond: ea.condition.clone(),
+                        then,
+                        els,
+                    });
+                    match join {
+                        Some(j) => cur = j,
+                        None => return Some(()),
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+}
