@@ -1,11 +1,6 @@
 //! The C++ (OpenMP) writer: one self-contained translation unit per SDFG
 //! plus a C header, on DaCe's C ABI.
 
-mod dataflow;
-mod function;
-mod library;
-mod tasklet;
-
 use askama::Template;
 
 use crate::back::cexpr;
@@ -15,7 +10,7 @@ use crate::ir::*;
 use crate::passes::abi::ParamKind;
 use crate::passes::{Memory, Program};
 
-pub use function::member_name;
+use crate::back::body::{FnWriter, member_name};
 
 /// Runtime helpers every translation unit carries (allocation, atomics).
 const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
@@ -132,7 +127,11 @@ struct Header<'a> {
     program_params: String,
     init_params: String,
     init_params_tail: String,
-    workspaces: Vec<String>,
+    /// One comment line per symbol (what it means).
+    symbols: Vec<String>,
+    /// One comment line per program argument.
+    arguments: Vec<String>,
+    workspaces: Vec<crate::back::sample::WorkspaceDoc>,
 }
 
 /// Writes `<name>.cpp` and `<name>.h`.
@@ -169,7 +168,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let init_params_tail: String = init_list.iter().map(|x| format!(", {x}")).collect();
 
     let mut functions = Vec::new();
-    let writer = function::FnWriter::new(p, sdfg, &mut functions, false);
+    let writer = FnWriter::new(p, sdfg, &mut functions, false);
     let (body, _) = writer.write_body()?;
 
     // State members, persistent allocations and workspace slots.
@@ -320,12 +319,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         program_params: header_params,
         init_params,
         init_params_tail,
-        workspaces: p
-            .alloc
-            .external
-            .keys()
-            .map(|s| s.dace_name().to_string())
-            .collect(),
+        symbols: crate::back::sample::symbol_lines(p),
+        arguments: crate::back::sample::argument_lines(p),
+        workspaces: crate::back::sample::workspace_docs(p),
     };
     let render = |r: askama::Result<String>| {
         r.map_err(|e| Error::new(ErrorKind::Io, "", format!("template: {e}")))

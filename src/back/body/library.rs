@@ -2,8 +2,8 @@
 //! Transpose) into loops: pure expansions, no external library.
 
 use crate::back::cexpr;
-use crate::back::cpp::dataflow::StateCtx;
-use crate::back::cpp::function::FnWriter;
+use crate::back::body::dataflow::StateCtx;
+use crate::back::body::function::FnWriter;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
@@ -111,7 +111,7 @@ impl FnWriter<'_> {
     }
 
     /// Writes the expansion of a library node.
-    pub(super) fn library(&mut self, ctx: &StateCtx, id: NodeId, l: &LibraryNode) -> Result<()> {
+    pub(crate) fn library(&mut self, ctx: &StateCtx, id: NodeId, l: &LibraryNode) -> Result<()> {
         let node = &ctx.st.nodes[id.index()];
         self.out
             .line(format!("// library node {} ({})", node.label, l.classpath));

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::back::cexpr::{self, CExprPrinter};
-use crate::back::cpp::dataflow::StateCtx;
-use crate::back::cpp::function::{Access, FnWriter};
+use crate::back::body::dataflow::StateCtx;
+use crate::back::body::function::{Access, FnWriter};
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
@@ -29,7 +29,7 @@ struct PointerInfo {
 }
 
 /// Names and types visible to tasklet code.
-pub(super) struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     conns: &'a BTreeMap<String, Conn>,
     locals: &'a BTreeMap<String, DType>,
     sdfg: &'a Sdfg,
@@ -171,7 +171,7 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
 
 impl FnWriter<'_> {
     /// Writes one tasklet.
-    pub(super) fn tasklet(&mut self, ctx: &StateCtx, id: NodeId, t: &Tasklet) -> Result<()> {
+    pub(crate) fn tasklet(&mut self, ctx: &StateCtx, id: NodeId, t: &Tasklet) -> Result<()> {
         let st = ctx.st;
         let node = &st.nodes[id.index()];
         let indexed = indexed_names(&t.stmts);
@@ -341,7 +341,7 @@ impl FnWriter<'_> {
         Ok(())
     }
 
-    pub(super) fn data_desc(&self, data: &str, path: &str) -> Result<DataDesc> {
+    pub(crate) fn data_desc(&self, data: &str, path: &str) -> Result<DataDesc> {
         self.sdfg
             .arrays
             .get(data)
@@ -350,7 +350,7 @@ impl FnWriter<'_> {
     }
 
     /// `&data[start of subset]`.
-    pub(super) fn subset_pointer(&self, data: &str, d: &DataDesc, sub: &Subset) -> String {
+    pub(crate) fn subset_pointer(&self, data: &str, d: &DataDesc, sub: &Subset) -> String {
         match self.access.get(data) {
             Some(Access::Value(v)) => format!("&{v}"),
             _ => {
@@ -462,7 +462,7 @@ impl FnWriter<'_> {
 
     /// Prints an interstate expression: data containers read by value
     /// (element 0, or the indexed element), DaCe's integer semantics.
-    pub(super) fn interstate_expr(&self, e: &Expr) -> String {
+    pub(crate) fn interstate_expr(&self, e: &Expr) -> String {
         let conns = BTreeMap::new();
         let locals = BTreeMap::new();
         let scope = Scope {
@@ -501,7 +501,7 @@ impl FnWriter<'_> {
     }
 
     /// The update statement of a write-conflict resolution.
-    pub(super) fn wcr_update(
+    pub(crate) fn wcr_update(
         &self,
         w: &Wcr,
         target: &str,

@@ -13,7 +13,7 @@ use crate::passes::{AllocScope, Memory, Program};
 
 /// How generated code reaches a data container.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Access {
+pub(crate) enum Access {
     /// Through a pointer: `name[index]`.
     Ptr(String),
     /// As a variable: `name`.
@@ -21,7 +21,7 @@ pub(super) enum Access {
 }
 
 /// Writes one SDFG (top level or nested) as the body of a C++ function.
-pub(super) struct FnWriter<'a> {
+pub(crate) struct FnWriter<'a> {
     pub p: &'a Program,
     pub sdfg: &'a Sdfg,
     pub out: Emitter,
@@ -99,10 +99,8 @@ impl<'a> FnWriter<'a> {
     pub fn write_body(mut self) -> Result<(String, Vec<String>)> {
         self.declare_containers()?;
         self.declare_symbols();
-        let body = self.sdfg.body.clone();
         let sdfg = self.sdfg;
-        self.region(&sdfg.body, &body.label)?;
-        let _ = body;
+        self.region(&sdfg.body, &sdfg.body.label)?;
         let mut text = Emitter::new(0);
         let decls = std::mem::take(&mut self.decls);
         text.append(decls);

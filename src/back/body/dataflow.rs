@@ -2,14 +2,14 @@
 
 use std::collections::BTreeSet;
 
-use crate::back::cpp::function::{Access, FnWriter};
+use crate::back::body::function::{Access, FnWriter};
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, simplify};
 use crate::ir::*;
 use crate::passes::{AllocScope, Memory};
 
 /// Edges of a state indexed by node.
-pub(super) struct Adjacency {
+pub(crate) struct Adjacency {
     pub ins: Vec<Vec<usize>>,
     pub outs: Vec<Vec<usize>>,
 }
@@ -27,7 +27,7 @@ impl Adjacency {
 }
 
 /// The state-level context passed down while writing a state.
-pub(super) struct StateCtx<'s> {
+pub(crate) struct StateCtx<'s> {
     pub st: &'s State,
     pub path: &'s str,
     pub adj: Adjacency,
@@ -182,7 +182,7 @@ impl FnWriter<'_> {
     }
 
     /// Writes the nodes of one scope, in order.
-    pub(super) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
+    pub(crate) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
         for &id in nodes {
             let n = &ctx.st.nodes[id.index()];
             match &n.kind {
@@ -410,7 +410,7 @@ impl FnWriter<'_> {
     }
 
     /// Source and destination subsets of a copy edge.
-    pub(super) fn copy_subsets(&self, m: &Memlet, src: &str, dst: &str) -> (Subset, Subset) {
+    pub(crate) fn copy_subsets(&self, m: &Memlet, src: &str, dst: &str) -> (Subset, Subset) {
         let sd = &self.sdfg.arrays[src];
         let dd = &self.sdfg.arrays[dst];
         let data_is_src = match m.is_data_src {
@@ -605,7 +605,7 @@ impl FnWriter<'_> {
 }
 
 /// A C identifier made from a label.
-pub(super) fn sanitize(s: &str) -> String {
+pub(crate) fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {
@@ -618,7 +618,7 @@ pub(super) fn sanitize(s: &str) -> String {
 }
 
 /// Topological order of a state's nodes (stable: ties broken by node order).
-pub(super) fn topological_order(st: &State, path: &str, label: &str) -> Result<Vec<NodeId>> {
+pub(crate) fn topological_order(st: &State, path: &str, label: &str) -> Result<Vec<NodeId>> {
     st.topological_order()
         .ok_or_else(|| Error::invalid(path, format!("the dataflow of state '{label}' has a cycle")))
 }

@@ -1,0 +1,12 @@
+//! The body writer shared by every target: one SDFG (top level or nested)
+//! as a C++ function body — control flow, dataflow, tasklets, library node
+//! expansions, and (for GPU targets) kernels, launches and copies. Targets
+//! differ only in the file skeleton and in the memory and stream APIs.
+
+mod dataflow;
+mod function;
+mod library;
+mod tasklet;
+
+pub(crate) use function::FnWriter;
+pub use function::member_name;
