@@ -110,35 +110,54 @@ pub fn generate(path: &Path, opts: &CompileOptions) -> Result<Outputs> {
 
 /// Generates the translation unit of a loaded SDFG.
 pub fn generate_sdfg(sdfg: Sdfg, opts: &CompileOptions) -> Result<Outputs> {
-    match opts.target {
-        Target::Cpp => {
-            if opts.mode == Some(Mode::Pool) {
-                return Err(Error::new(
-                    ErrorKind::Usage,
-                    "",
-                    "--mode pool is a GPU stream-ordered mode; use scoped, persistent or external with --target cpp",
-                ));
-            }
-            let program = passes::prepare(sdfg, opts)?;
-            back::cpp::write(&program)
-        }
-        Target::Cuda | Target::Hip => Err(Error::new(
-            ErrorKind::Unsupported,
+    if opts.target == Target::Cpp && opts.mode == Some(Mode::Pool) {
+        return Err(Error::new(
+            ErrorKind::Usage,
             "",
-            "target not implemented yet: the CUDA and HIP writers are not available in this version; use --target cpp",
-        )),
+            "--mode pool is a GPU stream-ordered mode; use scoped, persistent or external with --target cpp",
+        ));
     }
+    // One writer for every target: the program knows its GPU dialect, if any.
+    let program = passes::prepare(sdfg, opts)?;
+    let mut outs = back::cpp::write(&program)?;
+    if opts.emit_sample {
+        outs.push(back::sample::write_sample(&program));
+    }
+    Ok(outs)
 }
 
 /// The compile command: one translation unit per file. Every file is
 /// generated in memory first; nothing is written for a file that fails.
 pub fn compile(files: &[PathBuf], opts: &CompileOptions) -> std::result::Result<(), Vec<Error>> {
+    compile_files(files, opts, None)
+}
+
+/// The compile command with an optional Make-style depfile (`--depfile`):
+/// for every input that compiled, one rule
+/// `<outputs>: <input> <depfile.executable>`, so that a build system re-runs
+/// sdfgc when the SDFG or sdfgc itself changes. The depfile is written
+/// (atomically, only if changed) even when some inputs fail; it then lists
+/// the inputs that succeeded.
+pub fn compile_files(
+    files: &[PathBuf],
+    opts: &CompileOptions,
+    depfile: Option<&Depfile>,
+) -> std::result::Result<(), Vec<Error>> {
     let mut errors = Vec::new();
+    let mut rules = Vec::new();
     for f in files {
-        let res = generate(f, opts).and_then(|outs| write_outputs(&opts.output, &outs));
-        if let Err(e) = res {
-            errors.push(e);
+        let res =
+            generate(f, opts).and_then(|outs| write_outputs(&opts.output, &outs).map(|()| outs));
+        match res {
+            Ok(outs) => rules.push(DepRule {
+                outputs: outs.iter().map(|(n, _)| opts.output.join(n)).collect(),
+                input: f.clone(),
+            }),
+            Err(e) => errors.push(e),
         }
+    }
+    if let Some(Err(e)) = depfile.map(|d| write_file(&d.path, &d.render(&rules))) {
+        errors.push(e);
     }
     if errors.is_empty() {
         Ok(())
@@ -147,27 +166,167 @@ pub fn compile(files: &[PathBuf], opts: &CompileOptions) -> std::result::Result<
     }
 }
 
-/// Writes files atomically (temporary file + rename), and only when their
-/// contents change, so build systems do not rebuild dependents needlessly.
-pub fn write_outputs(dir: &Path, outs: &Outputs) -> Result<()> {
-    let io = |p: &Path, e: std::io::Error| {
-        Error::new(ErrorKind::Io, "", format!("{}: {e}", p.display()))
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    for (name, text) in outs {
-        let path = dir.join(name);
-        if std::fs::read(&path)
-            .map(|old| old == text.as_bytes())
-            .unwrap_or(false)
-        {
-            continue;
+/// Where to write a depfile, and the executable every rule depends on.
+#[derive(Clone, Debug)]
+pub struct Depfile {
+    /// The depfile's path.
+    pub path: PathBuf,
+    /// The sdfgc executable (a prerequisite of every rule).
+    pub executable: PathBuf,
+}
+
+/// One depfile rule: the outputs generated from one input.
+#[derive(Clone, Debug)]
+pub struct DepRule {
+    /// Output paths, in the order they were generated (`.cpp` first).
+    pub outputs: Vec<PathBuf>,
+    /// The SDFG file.
+    pub input: PathBuf,
+}
+
+impl Depfile {
+    /// The depfile's text: one Make rule per input.
+    pub fn render(&self, rules: &[DepRule]) -> String {
+        let mut text = String::new();
+        for r in rules {
+            let outs: Vec<String> = r.outputs.iter().map(|p| make_escape(p)).collect();
+            text.push_str(&format!(
+                "{}: {} {}\n",
+                outs.join(" "),
+                make_escape(&r.input),
+                make_escape(&self.executable)
+            ));
         }
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        std::fs::write(&tmp, text).map_err(|e| io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| {
+        text
+    }
+}
+
+/// Escapes a path for a Make-style depfile (as GCC does; Ninja reads the same).
+fn make_escape(p: &Path) -> String {
+    let mut out = String::new();
+    for c in p.to_string_lossy().chars() {
+        match c {
+            ' ' | '#' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '$' => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The result of `--verify`: per input, the generated files that are missing
+/// or differ on disk, and the inputs that could not be generated.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// (input, [(output path, "differs" | "missing")]) for every input with stale outputs.
+    pub stale: Vec<(PathBuf, Vec<(PathBuf, &'static str)>)>,
+    /// Inputs that failed to load or generate.
+    pub errors: Vec<Error>,
+}
+
+impl VerifyReport {
+    /// True when every output is up to date and nothing failed.
+    pub fn ok(&self) -> bool {
+        self.stale.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// `--verify`: regenerates every file in memory and compares it with the
+/// file on disk under `opts.output`. Writes nothing.
+pub fn verify(files: &[PathBuf], opts: &CompileOptions) -> VerifyReport {
+    let mut report = VerifyReport::default();
+    for f in files {
+        match generate(f, opts) {
+            Ok(outs) => {
+                let bad: Vec<(PathBuf, &'static str)> = outs
+                    .iter()
+                    .filter_map(|(name, text)| {
+                        let path = opts.output.join(name);
+                        match std::fs::read(&path) {
+                            Ok(old) if old == text.as_bytes() => None,
+                            Ok(_) => Some((path, "differs")),
+                            Err(_) => Some((path, "missing")),
+                        }
+                    })
+                    .collect();
+                if !bad.is_empty() {
+                    report.stale.push((f.clone(), bad));
+                }
+            }
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report
+}
+
+fn io_error(p: &Path, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, "", format!("{}: {e}", p.display()))
+}
+
+/// Temporary name next to `path` (hidden, unique per process; matches `*.tmp*`).
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+}
+
+/// Writes one file atomically and only if its contents change.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    }
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(());
+    }
+    let tmp = temp_path(path);
+    std::fs::write(&tmp, text).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error(&tmp, e)
+    })?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error(path, e)
+    })
+}
+
+/// Writes the files of one SDFG atomically (temporary file + rename), and
+/// only those whose contents change, so build systems do not rebuild
+/// dependents needlessly. Every changed file is first written to a temporary
+/// file; only when all of them are written are they renamed into place, so
+/// a failure leaves neither partial files nor a mix of old and new outputs
+/// (short of a failing rename) and removes its temporary files.
+pub fn write_outputs(dir: &Path, outs: &Outputs) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let changed: Vec<(PathBuf, &String)> = outs
+        .iter()
+        .map(|(name, text)| (dir.join(name), text))
+        .filter(|(path, text)| !std::fs::read(path).is_ok_and(|old| old == text.as_bytes()))
+        .collect();
+    let mut temps: Vec<(PathBuf, &PathBuf)> = Vec::new();
+    let cleanup = |temps: &[(PathBuf, &PathBuf)]| {
+        for (t, _) in temps {
+            let _ = std::fs::remove_file(t);
+        }
+    };
+    for (path, text) in &changed {
+        let tmp = temp_path(path);
+        if let Err(e) = std::fs::write(&tmp, text) {
             let _ = std::fs::remove_file(&tmp);
-            io(&path, e)
-        })?;
+            cleanup(&temps);
+            return Err(io_error(&tmp, e));
+        }
+        temps.push((tmp, path));
+    }
+    for (k, (tmp, path)) in temps.iter().enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            cleanup(&temps[k..]);
+            return Err(io_error(path, e));
+        }
     }
     Ok(())
 }

@@ -11,6 +11,9 @@ const EXAMPLES: &str = "\
 Examples:
   sdfgc program.sdfg --mode external --target cuda        # writes ./<name>.cu and ./<name>.h
   sdfgc build/*.sdfg --target cpp -o out/                 # one translation unit per SDFG
+  sdfgc p.sdfg -o gen/ --depfile gen/p.d                  # also write a depfile for the build system
+  sdfgc p.sdfg -o gen/ --verify                           # exit 1 if gen/ is not what sdfgc generates
+  sdfgc p.sdfg --emit-sample -o gen/                      # also write gen/<name>_main.cpp
   sdfgc check program.sdfg other.sdfg                     # load, validate, summarise
 
 Exit status: 0 success, 1 invalid or unsupported input, 2 usage error.";
@@ -55,6 +58,14 @@ struct CompileArgs {
     /// Write the --stats report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// Also write a Make-style depfile to FILE: per input, the rule
+    /// `<outputs>: <input.sdfg> <sdfgc executable>` (for build systems: CMake's DEPFILE, Ninja, Make).
+    #[arg(long, value_name = "FILE")]
+    depfile: Option<PathBuf>,
+    /// Write nothing: regenerate in memory and exit 1 if any output file on disk
+    /// differs or is missing (checks committed generated code).
+    #[arg(long, conflicts_with_all = ["depfile", "stats", "stats_json"])]
+    verify: bool,
     /// A symbol value for --stats (repeatable): NAME=VALUE.
     #[arg(long = "symbol", value_name = "NAME=VALUE", value_parser = parse_symbol)]
     symbols: Vec<(String, i64)>,
@@ -180,10 +191,50 @@ fn main() -> ExitCode {
                     return finish(r);
                 }
             }
-            driver::compile(&c.files, &opts)
+            if c.verify {
+                return verify(&c.files, &opts);
+            }
+            let depfile = match &c.depfile {
+                None => None,
+                Some(path) => match std::env::current_exe() {
+                    Ok(executable) => Some(driver::Depfile {
+                        path: path.clone(),
+                        executable,
+                    }),
+                    Err(e) => {
+                        eprintln!("error: --depfile: cannot find the sdfgc executable: {e}");
+                        return ExitCode::from(1);
+                    }
+                },
+            };
+            driver::compile_files(&c.files, &opts, depfile.as_ref())
         }
     };
     finish(result)
+}
+
+/// `--verify`: exit 1 naming every generated file that differs or is missing.
+fn verify(files: &[PathBuf], opts: &CompileOptions) -> ExitCode {
+    let report = driver::verify(files, opts);
+    for (input, stale) in &report.stale {
+        let list: Vec<String> = stale
+            .iter()
+            .map(|(path, why)| format!("{} ({why})", path.display()))
+            .collect();
+        eprintln!(
+            "error: {}: generated files are out of date: {}; run sdfgc without --verify to update them",
+            input.display(),
+            list.join(", ")
+        );
+    }
+    for e in &report.errors {
+        eprintln!("error: {e}");
+    }
+    if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn finish(result: Result<(), Vec<sdfgc::diag::Error>>) -> ExitCode {

@@ -170,14 +170,15 @@ pub fn wrap(s: &str) -> String {
 }
 
 /// A C++ floating-point literal that round-trips `v` and always contains
-/// `.` or `e` (or a `std::numeric_limits` expression for NaN/infinity).
+/// `.` or `e` (`<cmath>`'s `NAN`/`INFINITY` for NaN and infinity: constant
+/// expressions that host and device code both accept).
 pub fn float_literal(v: f64) -> String {
     if v.is_nan() {
-        return "std::numeric_limits<double>::quiet_NaN()".into();
+        return "double(NAN)".into();
     }
     if v.is_infinite() {
         let s = if v < 0.0 { "-" } else { "" };
-        return format!("{s}std::numeric_limits<double>::infinity()");
+        return format!("{s}double(INFINITY)");
     }
     // Rust's Debug form is the shortest round-trip one and has '.' or 'e'.
     let s = format!("{v:?}");
@@ -436,8 +437,8 @@ mod tests {
         assert_eq!(c("1e-7"), "1e-7");
         assert_eq!(c("1.7976931348623157e+308"), "1.7976931348623157e+308");
         assert_eq!(c("2."), "2.0");
-        assert_eq!(c("math.nan"), "std::numeric_limits<double>::quiet_NaN()");
-        assert_eq!(c("-math.inf"), "-std::numeric_limits<double>::infinity()");
+        assert_eq!(c("math.nan"), "double(NAN)");
+        assert_eq!(c("-math.inf"), "-double(INFINITY)");
         assert_eq!(c("3000000000"), "3000000000LL");
         assert_eq!(c("-5"), "-5");
         assert_eq!(to_cpp(&Expr::Int(i64::MIN)), "(-9223372036854775807LL - 1)");

@@ -1,5 +1,8 @@
 //! Target writers.
 
+pub mod body;
 pub mod cexpr;
 pub mod cpp;
 pub mod emit;
+pub mod gpu;
+pub mod sample;

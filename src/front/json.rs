@@ -175,7 +175,8 @@ struct TaskletDto {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct NestedDto {
-    sdfg: Option<Value>,
+    // `sdfg` is read by reference from the attributes (deserializing it into
+    // the DTO would deep-copy the whole nested subtree at every level).
     symbol_mapping: IndexMap<String, Value>,
     in_connectors: IndexMap<String, Value>,
     out_connectors: IndexMap<String, Value>,
@@ -1028,9 +1029,9 @@ impl Reader {
             "NestedSDFG" => {
                 let a: NestedDto = dto(attrs, &ap)?;
                 let sp = ptr(&ap, "sdfg");
-                let inner = a
-                    .sdfg
-                    .as_ref()
+                let inner = attrs
+                    .and_then(|x| x.get("sdfg"))
+                    .filter(|x| !x.is_null())
                     .ok_or_else(|| Error::format(&ap, "nested SDFG node without 'sdfg'"))?;
                 let sdfg = self.sdfg(inner, &sp)?;
                 let mp = ptr(&ap, "symbol_mapping");

@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 
 use crate::ir::data::{Constant, DataDesc};
 use crate::ir::dtype::DType;
-use crate::ir::expr::{Expr, Stmt};
+use crate::ir::expr::{BinaryOp, Expr, Stmt};
 
 /// A whole SDFG (also used for nested SDFGs).
 #[derive(Clone, Debug)]
@@ -277,6 +277,22 @@ pub struct RangeDim {
     pub step: Expr,
     /// Tile size (1 unless tiled).
     pub tile: Expr,
+}
+
+impl RangeDim {
+    /// Number of indices in the range: `(end - start) / step + 1`, simplified.
+    pub fn extent(&self) -> Expr {
+        use crate::ir::simplify::simplify;
+        let span = Expr::bin(BinaryOp::Sub, self.end.clone(), self.start.clone());
+        if simplify(&self.step) == Expr::Int(1) {
+            return simplify(&Expr::bin(BinaryOp::Add, span, Expr::Int(1)));
+        }
+        simplify(&Expr::bin(
+            BinaryOp::Add,
+            Expr::bin(BinaryOp::FloorDiv, span, self.step.clone()),
+            Expr::Int(1),
+        ))
+    }
 }
 
 /// A subset of a container: one range per dimension (indices have start == end).

@@ -398,6 +398,35 @@ impl Sum {
     }
 }
 
+/// True if `a` and `b` are equal as integer functions of their symbols:
+/// structurally after simplification, or numerically at several assignments
+/// of distinct values to the symbols (used for checks such as "is this
+/// stride the product of those extents", where `N**2` and `N*N` must match).
+pub fn probably_equal(a: &Expr, b: &Expr) -> bool {
+    let diff = simplify(&Expr::bin(BinaryOp::Sub, a.clone(), b.clone()));
+    if diff == Expr::Int(0) {
+        return true;
+    }
+    let mut names = free_symbols(a);
+    names.extend(free_symbols(b));
+    names.sort();
+    names.dedup();
+    const SAMPLES: [[i64; 3]; 4] = [[7, 11, 13], [17, 19, 23], [29, 31, 37], [41, 43, 1009]];
+    SAMPLES.iter().enumerate().all(|(k, row)| {
+        let mut env = |n: &str| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .map(|i| row[(i + k) % 3] + 2 * i as i64)
+        };
+        match (eval_int(a, &mut env), eval_int(b, &mut env)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        }
+    })
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use indexmap::IndexMap;
 
 use crate::diag::{Error, ErrorKind, Result};
-use crate::driver::{CompileOptions, Mode};
+use crate::driver::{CompileOptions, Mode, Target};
 use crate::ir::simplify::{free_symbols, simplify, substitute};
 use crate::ir::*;
 use crate::passes::abi::Abi;
@@ -22,6 +22,9 @@ pub enum Memory {
     Heap,
     /// A state-struct member allocated in init and freed in exit.
     Persistent,
+    /// Stream-ordered device allocation (`cudaMallocAsync`) at the start of
+    /// its scope, freed (`cudaFreeAsync`) at its end.
+    Pool,
     /// A state-struct member pointing into the application's workspace.
     External {
         /// Storage of the workspace.
@@ -77,9 +80,16 @@ pub struct AllocPlan {
     pub transients: BTreeMap<(u32, String), Transient>,
     /// Workspace slots per storage, in SDFG order.
     pub external: IndexMap<Storage, Vec<ExternalSlot>>,
+    /// Containers (SDFG id, name) in device memory.
+    pub device: BTreeSet<(u32, String)>,
 }
 
 impl AllocPlan {
+    /// True if the container lives in device memory.
+    pub fn is_device(&self, sdfg: u32, name: &str) -> bool {
+        self.device.contains(&(sdfg, name.to_string()))
+    }
+
     /// The plan of a transient.
     pub fn get(&self, sdfg: u32, name: &str) -> Option<&Transient> {
         self.transients.get(&(sdfg, name.to_string()))
@@ -90,13 +100,16 @@ impl AllocPlan {
 pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> {
     let top_symbols: BTreeSet<String> = abi.init.iter().map(|p| p.name.clone()).collect();
     let mut p = AllocPlan::default();
-    plan_sdfg(
-        sdfg,
-        opts.mode,
-        &top_symbols,
-        Some(&IndexMap::new()),
-        &mut p,
-    )?;
+    let top = IndexMap::new();
+    let cx = Ctx {
+        mode: opts.mode,
+        gpu: opts.target != Target::Cpp,
+        top_symbols: &top_symbols,
+        to_top: Some(&top),
+        in_kernel: false,
+        device_args: BTreeSet::new(),
+    };
+    plan_sdfg(sdfg, &cx, &mut p)?;
     Ok(p)
 }
 
@@ -137,32 +150,78 @@ fn collect_uses(
     }
 }
 
-/// `to_top`: how the SDFG's symbols map to top-level symbols (None if the
-/// SDFG runs inside a map, where nothing may live in shared memory).
-fn plan_sdfg(
-    sdfg: &Sdfg,
+/// What the planner knows about the SDFG it is planning.
+struct Ctx<'a> {
     mode: Option<Mode>,
-    top_symbols: &BTreeSet<String>,
-    to_top: Option<&IndexMap<String, Expr>>,
-    p: &mut AllocPlan,
-) -> Result<()> {
+    /// Compiling for a GPU target.
+    gpu: bool,
+    top_symbols: &'a BTreeSet<String>,
+    /// How the SDFG's symbols map to top-level symbols (None if the SDFG runs
+    /// inside a map, where nothing may live in shared memory).
+    to_top: Option<&'a IndexMap<String, Expr>>,
+    /// The SDFG runs inside a GPU kernel (everything is device-local).
+    in_kernel: bool,
+    /// Non-transients of a nested SDFG that point to device memory.
+    device_args: BTreeSet<String>,
+}
+
+/// True if a transient's access nodes touch a GPU_Device map at top level
+/// (then a Default-storage transient lives in device memory).
+fn touches_gpu_map(r: &Region, name: &str) -> bool {
+    r.blocks.iter().any(|b| match &b.kind {
+        BlockKind::State(st) => st.edges.iter().any(|e| {
+            let is_gpu_scope = |id: NodeId| match &st.nodes[id.index()].kind {
+                NodeKind::MapEntry(m) => matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault),
+                NodeKind::MapExit { entry } => matches!(&st.nodes[entry.index()].kind,
+                    NodeKind::MapEntry(m) if matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault)),
+                _ => false,
+            };
+            let is_it = |id: NodeId| matches!(&st.nodes[id.index()].kind, NodeKind::Access(a) if a.data == name);
+            (is_it(e.src) && is_gpu_scope(e.dst)) || (is_it(e.dst) && is_gpu_scope(e.src))
+        }),
+        BlockKind::Region(inner) => touches_gpu_map(inner, name),
+        BlockKind::Conditional(brs) => brs.iter().any(|(_, body)| touches_gpu_map(body, name)),
+        _ => false,
+    })
+}
+
+fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     let mut uses = Uses::new();
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
     collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
+    // Where the non-transients live.
+    for (name, d) in sdfg.arrays.iter().filter(|(_, d)| !d.transient) {
+        let device = if sdfg.id == 0 {
+            d.storage.is_gpu()
+        } else {
+            cx.in_kernel || cx.device_args.contains(name)
+        };
+        if device {
+            if !cx.gpu {
+                return Err(Error::unsupported(
+                    &d.path,
+                    format!(
+                        "argument '{name}' has GPU storage {}; compile this SDFG with --target cuda or hip",
+                        d.storage.dace_name()
+                    ),
+                ));
+            }
+            p.device.insert((sdfg.id, name.clone()));
+        }
+    }
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
         let sites = uses.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let scope = scope_of(sites);
         let zero = wcr.contains(name) || setzero.contains(name);
-        let mut top_size = None;
-        let memory = if d.kind == DataKind::View {
-            Memory::View
-        } else if d.kind == DataKind::Scalar
-            || d.storage == Storage::Register
-            || matches!(scope, AllocScope::Map(..))
-        {
-            Memory::Local
-        } else if d.storage.is_gpu() {
+        let device = cx.in_kernel
+            || d.storage.is_gpu()
+            || (cx.gpu
+                && d.storage == Storage::Default
+                && d.kind != DataKind::View
+                && !matches!(scope, AllocScope::Map(..))
+                && touches_gpu_map(&sdfg.body, name));
+        if device && !cx.gpu {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 &d.path,
@@ -171,23 +230,44 @@ fn plan_sdfg(
                     d.storage.dace_name()
                 ),
             ));
+        }
+        if device {
+            p.device.insert((sdfg.id, name.clone()));
+        }
+        let mut top_size = None;
+        let memory = if d.kind == DataKind::View {
+            Memory::View
+        } else if cx.in_kernel
+            || (d.kind == DataKind::Scalar && !device)
+            || d.storage == Storage::Register
+            || matches!(scope, AllocScope::Map(..))
+        {
+            Memory::Local
         } else {
-            top_size = to_top.and_then(|m| in_top_symbols(&d.total_size, m, top_symbols));
-            let wanted = match mode {
+            top_size = cx
+                .to_top
+                .and_then(|m| in_top_symbols(&d.total_size, m, cx.top_symbols));
+            let storage = if device {
+                Storage::GpuGlobal
+            } else {
+                Storage::CpuHeap
+            };
+            let external = Memory::External { storage, slot: 0 };
+            let scoped = if device && (cx.mode == Some(Mode::Pool) || (cx.mode.is_none() && d.pool))
+            {
+                Memory::Pool
+            } else {
+                Memory::Heap
+            };
+            let wanted = match cx.mode {
                 None => match d.lifetime {
                     Lifetime::Persistent | Lifetime::Global => Memory::Persistent,
-                    Lifetime::External => Memory::External {
-                        storage: Storage::CpuHeap,
-                        slot: 0,
-                    },
-                    _ => Memory::Heap,
+                    Lifetime::External => external,
+                    _ => scoped.clone(),
                 },
-                Some(Mode::Scoped) | Some(Mode::Pool) => Memory::Heap,
+                Some(Mode::Scoped) | Some(Mode::Pool) => scoped.clone(),
                 Some(Mode::Persistent) => Memory::Persistent,
-                Some(Mode::External) => Memory::External {
-                    storage: Storage::CpuHeap,
-                    slot: 0,
-                },
+                Some(Mode::External) => external,
             };
             match (wanted, top_size.clone()) {
                 (Memory::External { storage, .. }, Some(elements)) => {
@@ -205,7 +285,7 @@ fn plan_sdfg(
                 }
                 (Memory::Persistent, Some(_)) => Memory::Persistent,
                 (Memory::External { .. }, None) | (Memory::Persistent, None) => {
-                    if mode.is_none() {
+                    if cx.mode.is_none() {
                         return Err(Error::unsupported(
                             &d.path,
                             format!(
@@ -214,7 +294,7 @@ fn plan_sdfg(
                             ),
                         ));
                     }
-                    Memory::Heap
+                    scoped
                 }
                 (m, _) => m,
             }
@@ -233,27 +313,61 @@ fn plan_sdfg(
         );
     }
     // Nested SDFGs.
-    visit_nested(&sdfg.body, &mut |ns: &NestedSdfg, in_map: bool| {
-        let mapping = match (to_top, in_map) {
-            (Some(outer), false) => Some(
-                ns.symbol_mapping
-                    .iter()
-                    .map(|(k, v)| (k.clone(), substitute(v, &mut |n| outer.get(n).cloned())))
-                    .collect::<IndexMap<_, _>>(),
-            ),
-            _ => None,
-        };
-        plan_sdfg(&ns.sdfg, mode, top_symbols, mapping.as_ref(), p)
-    })
+    visit_nested(
+        &sdfg.body,
+        &mut |st: &State, id: NodeId, ns: &NestedSdfg, in_gpu_map: bool| {
+            let node = &st.nodes[id.index()];
+            let in_map = node.scope.is_some();
+            let mapping = match (cx.to_top, in_map) {
+                (Some(outer), false) => Some(
+                    ns.symbol_mapping
+                        .iter()
+                        .map(|(k, v)| (k.clone(), substitute(v, &mut |n| outer.get(n).cloned())))
+                        .collect::<IndexMap<_, _>>(),
+                ),
+                _ => None,
+            };
+            // Connectors bound to device data point to device memory.
+            let device_args = st
+                .edges
+                .iter()
+                .filter_map(|e| {
+                    let (conn, data) = if e.dst == id {
+                        (e.dst_conn.as_ref()?, e.memlet.data.as_ref()?)
+                    } else if e.src == id {
+                        (e.src_conn.as_ref()?, e.memlet.data.as_ref()?)
+                    } else {
+                        return None;
+                    };
+                    p.device
+                        .contains(&(sdfg.id, data.clone()))
+                        .then(|| conn.clone())
+                })
+                .collect();
+            let inner = Ctx {
+                mode: cx.mode,
+                gpu: cx.gpu,
+                top_symbols: cx.top_symbols,
+                to_top: mapping.as_ref(),
+                in_kernel: cx.in_kernel || in_gpu_map,
+                device_args,
+            };
+            plan_sdfg(&ns.sdfg, &inner, p)
+        },
+    )
 }
 
-fn visit_nested(r: &Region, f: &mut dyn FnMut(&NestedSdfg, bool) -> Result<()>) -> Result<()> {
+/// Calls `f` for every nested SDFG node (state, node id, node, inside a GPU map).
+fn visit_nested(
+    r: &Region,
+    f: &mut dyn FnMut(&State, NodeId, &NestedSdfg, bool) -> Result<()>,
+) -> Result<()> {
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
-                for n in &st.nodes {
+                for (i, n) in st.nodes.iter().enumerate() {
                     if let NodeKind::Nested(ns) = &n.kind {
-                        f(ns, n.scope.is_some())?;
+                        f(st, NodeId(i as u32), ns, in_gpu_scope(st, n.scope))?;
                     }
                 }
             }
@@ -267,6 +381,24 @@ fn visit_nested(r: &Region, f: &mut dyn FnMut(&NestedSdfg, bool) -> Result<()>) 
         }
     }
     Ok(())
+}
+
+/// True if `scope` is (inside) a GPU_Device map.
+pub fn in_gpu_scope(st: &State, mut scope: Option<NodeId>) -> bool {
+    let mut guard = 0;
+    while let Some(s) = scope {
+        if let NodeKind::MapEntry(m) = &st.nodes[s.index()].kind
+            && matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault)
+        {
+            return true;
+        }
+        scope = st.nodes[s.index()].scope;
+        guard += 1;
+        if guard > st.nodes.len() {
+            break;
+        }
+    }
+    false
 }
 
 /// The size expression in top-level symbols, if it can be expressed there.

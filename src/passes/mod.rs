@@ -29,6 +29,8 @@ pub struct Program {
     pub live: liveness::LiveRanges,
     /// Workspace layout per storage (External memory only).
     pub layouts: layout::Layouts,
+    /// The GPU dialect for CUDA and HIP targets.
+    pub gpu: Option<&'static crate::back::gpu::Dialect>,
 }
 
 /// Runs the passes for one SDFG.
@@ -52,6 +54,11 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             )
         })
         .collect();
+    let gpu = match opts.target {
+        crate::driver::Target::Cpp => None,
+        crate::driver::Target::Cuda => Some(&crate::back::gpu::CUDA),
+        crate::driver::Target::Hip => Some(&crate::back::gpu::HIP),
+    };
     Ok(Program {
         sdfg,
         abi,
@@ -59,5 +66,6 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         mode: opts.mode,
         live,
         layouts,
+        gpu,
     })
 }

@@ -90,15 +90,13 @@ impl FnWriter<'_> {
             if plan.scope != AllocScope::State(ctx.path.to_string()) {
                 continue;
             }
-            let ct = d.dtype.ctype();
-            if plan.memory == Memory::Heap
+            if matches!(plan.memory, Memory::Heap | Memory::Pool)
                 || (plan.memory == Memory::Local
                     && matches!(self.access.get(name), Some(Access::Ptr(_))))
             {
-                let size = self.sym(&d.total_size);
-                self.out
-                    .line(format!("{name} = sdfgc_alloc<{ct}>({size});"));
-                frees.push(format!("sdfgc_free({name});"));
+                let (alloc, free) = self.alloc_free(name, d, &plan.memory);
+                self.out.line(alloc);
+                frees.push(free);
             }
             if plan.zero && zeroed.insert(name.clone()) {
                 let z = self.zero_stmt(name, d);
@@ -187,8 +185,12 @@ impl FnWriter<'_> {
             let n = &ctx.st.nodes[id.index()];
             match &n.kind {
                 NodeKind::Access(_) => self.copies_from(ctx, id)?,
+                NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
+                    self.map_kernel(ctx, id, m)?
+                }
                 NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
                 NodeKind::MapExit { .. } => {}
+                _ if self.needs_device(ctx, id) => self.single_thread_kernel(ctx, id)?,
                 NodeKind::Tasklet(t) => self.tasklet(ctx, id, t)?,
                 NodeKind::Nested(ns) => self.nested_call(ctx, id, ns)?,
                 NodeKind::Library(l) => self.library(ctx, id, l)?,
@@ -277,6 +279,11 @@ impl FnWriter<'_> {
         Ok(())
     }
 
+    /// Declares the transients that live inside one map iteration (for kernels).
+    pub(crate) fn map_locals_pub(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
+        self.map_locals(ctx, id)
+    }
+
     /// Declares the transients that live inside one map iteration.
     fn map_locals(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
         let sdfg = self.sdfg;
@@ -298,6 +305,13 @@ impl FnWriter<'_> {
             } else if let Some(n) = self.const_size(d).filter(|n| *n > 0 && *n <= 4096) {
                 self.out
                     .line(format!("[[maybe_unused]] {ct} {name}[{n}]{init};"));
+            } else if self.in_kernel {
+                return Err(Error::unsupported(
+                    &d.path,
+                    format!(
+                        "transient '{name}' inside a GPU kernel has a size that is not a small compile-time constant"
+                    ),
+                ));
             } else {
                 let size = self.sym(&d.total_size);
                 self.out.line(format!(
@@ -438,6 +452,9 @@ impl FnWriter<'_> {
     }
 
     fn copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {
+        if self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst)) {
+            return self.device_copy(e, src, dst);
+        }
         let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
         self.out.line(format!("// copy {src} -> {dst}"));
         let counters = self.copy_loops(&ss, &ds);
@@ -539,8 +556,15 @@ impl FnWriter<'_> {
                 conns.push(k);
             }
         }
-        let mut params = vec![format!("{} *__state", self.state_type)];
-        let mut args = vec!["__state".to_string()];
+        // Device functions have no state pointer (nothing they use lives there).
+        let (mut params, mut args) = if self.in_kernel {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                vec![format!("{} *__state", self.state_type)],
+                vec!["__state".to_string()],
+            )
+        };
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
                 .iter()
@@ -590,11 +614,18 @@ impl FnWriter<'_> {
         }
         let fname = format!("nested_{}_{}", inner.id, sanitize(&inner.name));
         let in_parallel = self.in_parallel;
+        let in_kernel = self.in_kernel;
         let mut w = FnWriter::new(self.p, inner, self.functions, in_parallel);
         w.sym_params = sym_params;
+        w.in_kernel = in_kernel;
         let (body, _) = w.write_body()?;
+        let qualifier = if in_kernel {
+            "static __device__ void"
+        } else {
+            "static void"
+        };
         let text = format!(
-            "// nested SDFG {}\nstatic void {fname}({}) {{\n{body}}}\n",
+            "// nested SDFG {}\n{qualifier} {fname}({}) {{\n{body}}}\n",
             inner.name,
             params.join(", ")
         );

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::back::cexpr;
 use crate::back::emit::Emitter;
+use crate::back::gpu::Dialect;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
@@ -48,6 +49,10 @@ pub(crate) struct FnWriter<'a> {
     pub state_type: String,
     /// Symbols that arrive as parameters (nested SDFGs: the symbol mapping keys).
     pub sym_params: BTreeSet<String>,
+    /// The GPU dialect, for CUDA and HIP targets.
+    pub gpu: Option<&'static Dialect>,
+    /// Writing device code (a kernel body or a device function).
+    pub in_kernel: bool,
 }
 
 impl<'a> FnWriter<'a> {
@@ -72,6 +77,8 @@ impl<'a> FnWriter<'a> {
             parallel_params: None,
             needs_exit_label: false,
             state_type: format!("{}_state_t", p.sdfg.name),
+            gpu: p.gpu,
+            in_kernel: false,
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {
@@ -162,20 +169,19 @@ impl<'a> FnWriter<'a> {
                         self.zero_at_scope(&plan.scope, name, d);
                     }
                 }
-                (Memory::Local, _) | (Memory::Heap, _) => {
+                (Memory::Local, _) | (Memory::Heap, _) | (Memory::Pool, _) => {
                     self.access.insert(name.clone(), Access::Ptr(name.clone()));
                     self.decls.line(format!(
                         "[[maybe_unused]] {ct} * __restrict__ {name} = nullptr;"
                     ));
                     if plan.scope == AllocScope::Function {
-                        let size = self.sym(&d.total_size);
-                        self.decls
-                            .line(format!("{name} = sdfgc_alloc<{ct}>({size});"));
+                        let (alloc, free) = self.alloc_free(name, d, &plan.memory);
+                        self.decls.line(alloc);
                         if plan.zero {
-                            self.decls
-                                .line(format!("std::memset({name}, 0, sizeof({ct}) * ({size}));"));
+                            let z = self.zero_stmt(name, d);
+                            self.decls.line(z);
                         }
-                        self.epilogue.line(format!("sdfgc_free({name});"));
+                        self.epilogue.line(free);
                     }
                 }
                 (Memory::Persistent, _) | (Memory::External { .. }, _) => {
@@ -206,12 +212,62 @@ impl<'a> FnWriter<'a> {
 
     /// `memset` (or assignment for values) that zeroes a container.
     pub fn zero_stmt(&self, name: &str, d: &DataDesc) -> String {
-        match self.access.get(name) {
-            Some(Access::Value(v)) => format!("{v} = {}(0);", d.dtype.ctype()),
-            _ => format!(
-                "std::memset({name}, 0, sizeof({}) * ({}));",
-                d.dtype.ctype(),
-                self.sym(&d.total_size)
+        let bytes = format!(
+            "sizeof({}) * static_cast<size_t>({})",
+            d.dtype.ctype(),
+            self.sym(&d.total_size)
+        );
+        match (self.access.get(name), self.gpu) {
+            (Some(Access::Value(v)), _) => format!("{v} = {}(0);", d.dtype.ctype()),
+            (_, Some(g)) if self.is_device(name) => {
+                format!(
+                    "sdfgc_gpu_check({}({name}, 0, {bytes}, {}), \"{}\");",
+                    g.api("MemsetAsync"),
+                    self.stream(),
+                    g.api("MemsetAsync")
+                )
+            }
+            _ => format!("std::memset({name}, 0, {bytes});"),
+        }
+    }
+
+    /// True if the container lives in device memory.
+    pub fn is_device(&self, name: &str) -> bool {
+        self.p.alloc.is_device(self.sdfg.id, name)
+    }
+
+    /// The stream host code enqueues work on.
+    pub fn stream(&self) -> &'static str {
+        "__state->gpu_streams[0]"
+    }
+
+    /// Statements that allocate and free a transient with the given memory.
+    pub fn alloc_free(&self, name: &str, d: &DataDesc, memory: &Memory) -> (String, String) {
+        let ct = d.dtype.ctype();
+        let elements = self.sym(&d.total_size);
+        match (self.gpu, self.is_device(name)) {
+            (Some(g), true) => {
+                let bytes = format!("sizeof({ct}) * static_cast<size_t>({elements})");
+                if *memory == Memory::Pool {
+                    let (m, f) = (g.api("MallocAsync"), g.api("FreeAsync"));
+                    let s = self.stream();
+                    (
+                        format!(
+                            "sdfgc_gpu_check({m}((void **)&{name}, {bytes}, {s}), \"{m} {name}\");"
+                        ),
+                        format!("sdfgc_gpu_check({f}({name}, {s}), \"{f} {name}\");"),
+                    )
+                } else {
+                    let (m, f) = (g.api("Malloc"), g.api("Free"));
+                    (
+                        format!("sdfgc_gpu_check({m}((void **)&{name}, {bytes}), \"{m} {name}\");"),
+                        format!("sdfgc_gpu_check({f}({name}), \"{f} {name}\");"),
+                    )
+                }
+            }
+            _ => (
+                format!("{name} = sdfgc_alloc<{ct}>({elements});"),
+                format!("sdfgc_free({name});"),
             ),
         }
     }

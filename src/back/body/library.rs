@@ -1,9 +1,9 @@
 //! Expansions of the library nodes sdfgc supports (Reduce, MatMul,
 //! Transpose) into loops: pure expansions, no external library.
 
-use crate::back::cexpr;
 use crate::back::body::dataflow::StateCtx;
 use crate::back::body::function::FnWriter;
+use crate::back::cexpr;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;

@@ -5,6 +5,7 @@
 
 mod dataflow;
 mod function;
+mod kernel;
 mod library;
 mod tasklet;
 

@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::back::cexpr::{self, CExprPrinter};
 use crate::back::body::dataflow::StateCtx;
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::cexpr::{self, CExprPrinter};
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
@@ -500,6 +500,46 @@ impl FnWriter<'_> {
         })
     }
 
+    /// An atomic write-conflict resolution in device code.
+    fn gpu_atomic(&self, w: &Wcr, target: &str, value: &str, dtype: DType) -> String {
+        let ct = dtype.ctype();
+        let native_add = matches!(
+            dtype,
+            DType::Float32 | DType::Float64 | DType::Int32 | DType::UInt32
+        );
+        let native_minmax = matches!(dtype, DType::Int32 | DType::UInt32);
+        match w.kind {
+            WcrKind::Sum if native_add => format!("atomicAdd(&{target}, {ct}({value}));"),
+            WcrKind::Sum if matches!(dtype, DType::Int64 | DType::UInt64) => format!(
+                "atomicAdd(reinterpret_cast<unsigned long long *>(&{target}), static_cast<unsigned long long>({ct}({value})));"
+            ),
+            WcrKind::Min if native_minmax => format!("atomicMin(&{target}, {ct}({value}));"),
+            WcrKind::Max if native_minmax => format!("atomicMax(&{target}, {ct}({value}));"),
+            WcrKind::Replace => format!("{target} = {value};"),
+            _ => {
+                let (a, b) = (&w.params.0, &w.params.1);
+                let name = |n: &str| {
+                    if n == a {
+                        "__old".to_string()
+                    } else if n == b {
+                        "__val".to_string()
+                    } else {
+                        n.to_string()
+                    }
+                };
+                let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
+                let f = CExprPrinter {
+                    name: &name,
+                    index: &index,
+                }
+                .print(&w.body);
+                format!(
+                    "sdfgc_gpu_atomic_update(&{target}, {ct}({value}), []({ct} __old, {ct} __val) {{ return {ct}({f}); }});"
+                )
+            }
+        }
+    }
+
     /// The update statement of a write-conflict resolution.
     pub(crate) fn wcr_update(
         &self,
@@ -509,6 +549,9 @@ impl FnWriter<'_> {
         dtype: DType,
         atomic: bool,
     ) -> String {
+        if atomic && self.in_kernel {
+            return self.gpu_atomic(w, target, value, dtype);
+        }
         let op = match w.kind {
             WcrKind::Sum => Some("+="),
             WcrKind::Product => Some("*="),

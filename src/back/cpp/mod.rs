@@ -4,6 +4,7 @@
 use askama::Template;
 
 use crate::back::cexpr;
+use crate::back::gpu::Dialect;
 use crate::diag::{Error, ErrorKind, Result};
 use crate::driver::Outputs;
 use crate::ir::*;
@@ -90,15 +91,30 @@ struct Shelf {
 }
 
 struct Workspace {
+    /// Code that refuses a pointer that is not device memory (GPU storage only).
+    device_check: String,
     storage: String,
     align: u64,
     shelves: Vec<Shelf>,
     slots: Vec<Slot>,
 }
 
+/// What the skeleton needs for GPU targets.
+struct GpuInfo {
+    /// `cuda` or `hip`.
+    api: &'static str,
+    /// Runtime header.
+    header: &'static str,
+    /// Number of streams in the state.
+    streams: usize,
+}
+
 #[derive(Template)]
 #[template(path = "cpp/translation_unit.cpp", escape = "none")]
 struct TranslationUnit<'a> {
+    gpu: Option<GpuInfo>,
+    build: String,
+    extension: &'static str,
     name: &'a str,
     version: &'a str,
     mode: String,
@@ -131,6 +147,8 @@ struct Header<'a> {
     symbols: Vec<String>,
     /// One comment line per program argument.
     arguments: Vec<String>,
+    /// Which pointers must be device memory.
+    memory: Vec<String>,
     workspaces: Vec<crate::back::sample::WorkspaceDoc>,
 }
 
@@ -139,7 +157,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let sdfg = &p.sdfg;
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
-    refuse_unsupported(sdfg)?;
+    refuse_unsupported(sdfg, p.gpu.is_some())?;
 
     let program_params: String = p
         .abi
@@ -192,10 +210,24 @@ pub fn write(p: &Program) -> Result<Outputs> {
                         .as_ref()
                         .map(cexpr::to_cpp)
                         .unwrap_or_else(|| "1".into());
-                    init_body.push_str(&format!(
-                        "    __state->{member} = sdfgc_alloc<{ct}>({elements});\n"
-                    ));
-                    exit_body.push_str(&format!("    sdfgc_free(__state->{member});\n"));
+                    match p.gpu {
+                        Some(g) if p.alloc.is_device(s.id, n) => {
+                            let (m, f) = (g.api("Malloc"), g.api("Free"));
+                            init_body.push_str(&format!(
+                                "    if ({m}(reinterpret_cast<void **>(&__state->{member}), sizeof({ct}) * static_cast<size_t>({elements})) != {}) {{ delete __state; return nullptr; }}\n",
+                                g.api("Success")
+                            ));
+                            exit_body.push_str(&format!(
+                                "    sdfgc_gpu_check({f}(__state->{member}), \"{f} {n}\");\n"
+                            ));
+                        }
+                        _ => {
+                            init_body.push_str(&format!(
+                                "    __state->{member} = sdfgc_alloc<{ct}>({elements});\n"
+                            ));
+                            exit_body.push_str(&format!("    sdfgc_free(__state->{member});\n"));
+                        }
+                    }
                 }
                 Memory::External { .. } => {
                     members.push(format!("{ct} *{member} = nullptr;  // External"))
@@ -216,6 +248,34 @@ pub fn write(p: &Program) -> Result<Outputs> {
     init_body = unused_symbols + &init_body;
     let mut globals = String::new();
     let mut seen = Vec::new();
+    let uses_pool = p
+        .alloc
+        .transients
+        .values()
+        .any(|t| t.memory == Memory::Pool);
+    if let Some(g) = p.gpu {
+        let code = user_cpp_code(&all);
+        for d in g.foreign_names(code.iter().map(String::as_str)) {
+            globals.push_str(&d);
+            globals.push('\n');
+        }
+    }
+    if let Some(g) = p.gpu {
+        // The default stream, until the host sets another one (`__dace_gpu_set_all_streams`).
+        init_body.push_str("    __state->gpu_streams[0] = nullptr;\n");
+        if uses_pool {
+            // A low release threshold lets the pool hand memory back between calls (and corrupts buffers on HIP).
+            init_body.push_str(&format!(
+                "    {{\n        int __device = 0;\n        {pool_t} __pool;\n        uint64_t __threshold = UINT64_MAX;\n        if ({gd}(&__device) != {ok} || {gp}(&__pool, __device) != {ok} || {sa}(__pool, {attr}, &__threshold) != {ok}) {{ delete __state; return nullptr; }}\n    }}\n",
+                pool_t = g.api("MemPool_t"),
+                gd = g.api("GetDevice"),
+                gp = g.api("DeviceGetDefaultMemPool"),
+                sa = g.api("MemPoolSetAttribute"),
+                attr = g.api("MemPoolAttrReleaseThreshold"),
+                ok = g.api("Success"),
+            ));
+        }
+    }
     for s in &all {
         for (k, c) in &s.constants {
             if seen.contains(k) {
@@ -228,13 +288,17 @@ pub fn write(p: &Program) -> Result<Outputs> {
             globals.push_str(&g.code);
             globals.push('\n');
         }
-        if let Some(g) = s.init_code.get("frame") {
-            init_body.push_str(&g.code);
-            init_body.push('\n');
+        for loc in init_locations(p) {
+            if let Some(g) = s.init_code.get(*loc) {
+                init_body.push_str(&g.code);
+                init_body.push('\n');
+            }
         }
-        if let Some(g) = s.exit_code.get("frame") {
-            exit_body.push_str(&g.code);
-            exit_body.push('\n');
+        for loc in init_locations(p) {
+            if let Some(g) = s.exit_code.get(*loc) {
+                exit_body.push_str(&g.code);
+                exit_body.push('\n');
+            }
         }
     }
     let workspaces: Vec<Workspace> = p
@@ -250,6 +314,10 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 )
             };
             Workspace {
+                device_check: match p.gpu {
+                    Some(g) if storage.is_gpu() => device_check(g),
+                    _ => String::new(),
+                },
                 storage: storage.dace_name().to_string(),
                 align: l.align,
                 shelves: (0..l.shelves)
@@ -294,11 +362,26 @@ pub fn write(p: &Program) -> Result<Outputs> {
         version,
         mode,
         prelude: cexpr::PRELUDE.trim_end(),
-        runtime: if p.layouts.is_empty() {
-            RUNTIME.to_string()
-        } else {
-            format!("{RUNTIME}\n{RUNTIME_WORKSPACE}")
+        runtime: {
+            let mut r = RUNTIME.to_string();
+            if let Some(g) = p.gpu {
+                r = format!("{r}\n{}", gpu_runtime(g));
+            }
+            if !p.layouts.is_empty() {
+                r = format!("{r}\n{RUNTIME_WORKSPACE}");
+            }
+            r
         },
+        gpu: p.gpu.map(|g| GpuInfo {
+            api: g.prefix,
+            header: g.header,
+            streams: 1,
+        }),
+        build: match p.gpu {
+            Some(g) => format!("{} {name}.{} -o lib{name}.so", g.build, g.extension),
+            None => format!("g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so"),
+        },
+        extension: p.gpu.map(|g| g.extension).unwrap_or("cpp"),
         globals: globals.trim_end().to_string(),
         members,
         functions,
@@ -321,16 +404,130 @@ pub fn write(p: &Program) -> Result<Outputs> {
         init_params_tail,
         symbols: crate::back::sample::symbol_lines(p),
         arguments: crate::back::sample::argument_lines(p),
+        memory: crate::back::sample::memory_lines(p),
         workspaces: crate::back::sample::workspace_docs(p),
     };
     let render = |r: askama::Result<String>| {
         r.map_err(|e| Error::new(ErrorKind::Io, "", format!("template: {e}")))
     };
+    let ext = tu.extension;
     let mut cpp = render(tu.render())?;
     cpp.push('\n');
     let mut h = render(header.render())?;
     h.push('\n');
-    Ok(vec![(format!("{name}.cpp"), cpp), (format!("{name}.h"), h)])
+    Ok(vec![
+        (format!("{name}.{ext}"), cpp),
+        (format!("{name}.h"), h),
+    ])
+}
+
+/// Every piece of user C++ code in the SDFG tree (tasklets, global/init/exit code).
+fn user_cpp_code(all: &[&Sdfg]) -> Vec<String> {
+    fn region(r: &Region, out: &mut Vec<String>) {
+        for b in &r.blocks {
+            match &b.kind {
+                BlockKind::State(st) => {
+                    for n in &st.nodes {
+                        if let NodeKind::Tasklet(t) = &n.kind {
+                            for c in [&t.code, &t.code_global, &t.code_init, &t.code_exit] {
+                                if c.language == Language::Cpp {
+                                    out.push(c.code.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+                BlockKind::Region(inner) => region(inner, out),
+                BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| region(body, out)),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for s in all {
+        out.extend(
+            s.global_code
+                .values()
+                .chain(s.init_code.values())
+                .chain(s.exit_code.values())
+                .map(|c| c.code.clone()),
+        );
+        region(&s.body, &mut out);
+    }
+    out
+}
+
+/// The `init_code`/`exit_code` locations a target runs: `frame`, and `cuda` on GPUs.
+fn init_locations(p: &Program) -> &'static [&'static str] {
+    if p.gpu.is_some() {
+        &["frame", "cuda"]
+    } else {
+        &["frame"]
+    }
+}
+
+/// Device-side helpers of GPU translation units: error checks and atomics.
+fn gpu_runtime(g: &Dialect) -> String {
+    let api = g.prefix;
+    format!(
+        r#"// ---- GPU runtime helpers ----
+static inline void sdfgc_gpu_check({api}Error_t e, const char *what) {{
+    if (e != {api}Success) {{
+        std::fprintf(stderr, "sdfgc: %s failed: %s\n", what, {api}GetErrorString(e));
+    }}
+}}
+// Atomic read-modify-write of any 1-, 2-, 4- or 8-byte value with a compare-and-swap loop
+// on the aligned word that holds it.
+template <typename T, typename F>
+__device__ inline void sdfgc_gpu_atomic_update(T *p, T v, F f) {{
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic size");
+    if constexpr (sizeof(T) == 8) {{
+        unsigned long long *a = reinterpret_cast<unsigned long long *>(p);
+        unsigned long long old = *a, assumed;
+        do {{
+            assumed = old;
+            T cur;
+            memcpy(&cur, &assumed, 8);
+            T upd = f(cur, v);
+            unsigned long long u;
+            memcpy(&u, &upd, 8);
+            old = atomicCAS(a, assumed, u);
+        }} while (assumed != old);
+    }} else {{
+        const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+        unsigned int *a = reinterpret_cast<unsigned int *>(addr & ~uintptr_t(3));
+        const unsigned int shift = static_cast<unsigned int>(addr & 3) * 8;
+        unsigned int old = *a, assumed;
+        do {{
+            assumed = old;
+            T cur;
+            unsigned int word = assumed >> shift;
+            memcpy(&cur, &word, sizeof(T));
+            T upd = f(cur, v);
+            unsigned int bits = 0;
+            memcpy(&bits, &upd, sizeof(T));
+            const unsigned int mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1u) << shift;
+            const unsigned int next = sizeof(T) == 4 ? bits : ((assumed & ~mask) | ((bits << shift) & mask));
+            old = atomicCAS(a, assumed, next);
+        }} while (assumed != old);
+    }}
+}}"#
+    )
+}
+
+/// The check of the checked setter that the workspace is device memory.
+fn device_check(g: &Dialect) -> String {
+    let api = g.prefix;
+    let attrs = g.pointer_attributes;
+    let field = if api == "hip" {
+        "#if HIP_VERSION_MAJOR >= 6\n    const bool __on_device = __attrs.type == hipMemoryTypeDevice;\n#else\n    const bool __on_device = __attrs.memoryType == hipMemoryTypeDevice;\n#endif"
+            .to_string()
+    } else {
+        "    const bool __on_device = __attrs.type == cudaMemoryTypeDevice || __attrs.type == cudaMemoryTypeManaged;".to_string()
+    };
+    format!(
+        "    {attrs} __attrs;\n    if ({api}PointerGetAttributes(&__attrs, ptr) != {api}Success) {{\n        (void){api}GetLastError();\n        return SDFGC_ERR_NOT_DEVICE_MEMORY;\n    }}\n{field}\n    if (!__on_device) return SDFGC_ERR_NOT_DEVICE_MEMORY;\n"
+    )
 }
 
 fn collect_sdfgs<'a>(s: &'a Sdfg, out: &mut Vec<&'a Sdfg>) {
@@ -381,7 +578,7 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 }
 
 /// Refuses, by name, what the C++ writer cannot express.
-fn refuse_unsupported(sdfg: &Sdfg) -> Result<()> {
+fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
     for (n, d) in &sdfg.arrays {
         if matches!(
             d.dtype,
@@ -389,10 +586,10 @@ fn refuse_unsupported(sdfg: &Sdfg) -> Result<()> {
         ) {
             return Err(Error::unsupported(
                 &d.path,
-                format!("data '{n}' of type {} on the cpp target", d.dtype),
+                format!("data '{n}' of type {}", d.dtype),
             ));
         }
-        if !d.transient && d.storage.is_gpu() {
+        if !gpu && !d.transient && d.storage.is_gpu() {
             return Err(Error::unsupported(
                 &d.path,
                 format!(

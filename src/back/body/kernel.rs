@@ -1,0 +1,604 @@
+//! GPU kernels: `GPU_Device` maps become `__global__` functions launched on
+//! the state's stream; code at the top of a GPU state that touches device
+//! memory runs in a one-thread kernel; copies between host and device memory
+//! use the runtime's asynchronous memcpy.
+
+use std::collections::BTreeSet;
+
+use crate::back::body::dataflow::{StateCtx, sanitize};
+use crate::back::body::function::{Access, FnWriter};
+use crate::back::emit::Emitter;
+use crate::diag::{Error, Result};
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+use crate::passes::{AllocScope, Memory};
+
+/// Default block sizes (gt4py's): 1-D maps 64 threads, 2-D and more 32 x 8.
+fn default_block(dims: usize) -> [i64; 3] {
+    if dims <= 1 { [64, 1, 1] } else { [32, 8, 1] }
+}
+
+fn is_gpu_schedule(s: Schedule) -> bool {
+    matches!(
+        s,
+        Schedule::GpuDevice | Schedule::GpuDefault | Schedule::GpuPersistent
+    )
+}
+
+/// The interface of a kernel: parameter declarations and the host arguments.
+struct Interface {
+    params: Vec<String>,
+    args: Vec<String>,
+}
+
+impl FnWriter<'_> {
+    /// Nodes in the scope of `entry` (its exit included), or just `id` for other nodes.
+    fn scope_nodes(&self, ctx: &StateCtx, id: NodeId) -> Vec<NodeId> {
+        let st = ctx.st;
+        let NodeKind::MapEntry(m) = &st.nodes[id.index()].kind else {
+            return vec![id];
+        };
+        let mut out = vec![id, m.exit];
+        for (i, n) in st.nodes.iter().enumerate() {
+            let mut s = n.scope;
+            let mut guard = 0;
+            while let Some(x) = s {
+                if x == id {
+                    out.push(NodeId(i as u32));
+                    break;
+                }
+                s = st.nodes[x.index()].scope;
+                guard += 1;
+                if guard > st.nodes.len() {
+                    break;
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn touches_device(&self, ctx: &StateCtx, nodes: &[NodeId]) -> bool {
+        ctx.st.edges.iter().any(|e| {
+            (nodes.contains(&e.src) || nodes.contains(&e.dst))
+                && e.memlet.data.as_deref().is_some_and(|d| self.is_device(d))
+        })
+    }
+
+    /// True if the map runs as a kernel: a GPU schedule, or host code that touches device memory.
+    pub(crate) fn launches_kernel(&self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> bool {
+        self.gpu.is_some()
+            && !self.in_kernel
+            && (is_gpu_schedule(m.schedule) || self.touches_device(ctx, &self.scope_nodes(ctx, id)))
+    }
+
+    /// True if a code node on the host touches device memory (it then runs in a one-thread kernel).
+    pub(crate) fn needs_device(&self, ctx: &StateCtx, id: NodeId) -> bool {
+        // Nested SDFGs stay on the host and launch their own kernels.
+        self.gpu.is_some()
+            && !self.in_kernel
+            && !matches!(
+                ctx.st.nodes[id.index()].kind,
+                NodeKind::Access(_) | NodeKind::Nested(_)
+            )
+            && self.touches_device(ctx, &[id])
+    }
+
+    /// Parameters of a kernel over `nodes`: the containers and symbols the code uses.
+    fn interface(&self, ctx: &StateCtx, nodes: &[NodeId], extra: &[&Expr]) -> Result<Interface> {
+        let st = ctx.st;
+        let mut data: BTreeSet<String> = BTreeSet::new();
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        let mut bound: BTreeSet<String> = BTreeSet::new();
+        let add = |e: &Expr, names: &mut BTreeSet<String>| {
+            e.visit_names(&mut |n| {
+                names.insert(n.to_string());
+            })
+        };
+        for e in extra {
+            add(e, &mut names);
+        }
+        for &id in nodes {
+            let n = &st.nodes[id.index()];
+            match &n.kind {
+                NodeKind::Access(a) => {
+                    data.insert(a.data.clone());
+                }
+                NodeKind::MapEntry(m) => {
+                    bound.extend(m.params.iter().cloned());
+                    for r in &m.range {
+                        for x in [&r.start, &r.end, &r.step] {
+                            add(x, &mut names);
+                        }
+                    }
+                }
+                NodeKind::Tasklet(t) => {
+                    for s in &t.stmts {
+                        match s {
+                            Stmt::Assign { target, value, .. } => {
+                                add(value, &mut names);
+                                if let Target::Index(_, idx) = target {
+                                    idx.iter().for_each(|i| add(i, &mut names));
+                                }
+                            }
+                            Stmt::Expr(e) => add(e, &mut names),
+                        }
+                    }
+                }
+                NodeKind::Nested(ns) => {
+                    for (_, v) in crate::passes::abi::nested_symbol_args(ns) {
+                        add(v, &mut names);
+                    }
+                }
+                NodeKind::Library(_) | NodeKind::MapExit { .. } => {}
+            }
+        }
+        for e in st
+            .edges
+            .iter()
+            .filter(|e| nodes.contains(&e.src) || nodes.contains(&e.dst))
+        {
+            if let Some(d) = &e.memlet.data {
+                data.insert(d.clone());
+                if let Some(desc) = self.sdfg.arrays.get(d) {
+                    // Library expansions loop over the containers' shapes; views index with strides.
+                    for x in desc.shape.iter().chain(&desc.strides).chain(&desc.offset) {
+                        add(x, &mut names);
+                    }
+                }
+            }
+            for sub in [&e.memlet.subset, &e.memlet.other_subset]
+                .into_iter()
+                .flatten()
+            {
+                for r in sub {
+                    for x in [&r.start, &r.end, &r.step] {
+                        add(x, &mut names);
+                    }
+                }
+            }
+        }
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        for d in &data {
+            let Some(desc) = self.sdfg.arrays.get(d) else {
+                continue;
+            };
+            // Containers that live inside the kernel are declared there.
+            if let Some(plan) = self.p.alloc.get(self.sdfg.id, d)
+                && plan.memory == Memory::Local
+                && matches!(&plan.scope, AllocScope::Map(_, e) if nodes.contains(e))
+            {
+                continue;
+            }
+            let ct = desc.dtype.ctype();
+            match self.access.get(d) {
+                Some(Access::Value(v)) => {
+                    params.push(format!("{ct} {v}"));
+                    args.push(v.clone());
+                }
+                _ => {
+                    if !self.is_device(d) {
+                        return Err(Error::unsupported(
+                            &desc.path,
+                            format!(
+                                "GPU code reads or writes '{d}', which lives in host memory; give it GPU_Global storage or copy it to the device first"
+                            ),
+                        ));
+                    }
+                    params.push(format!("{ct} * __restrict__ {d}"));
+                    args.push(d.clone());
+                }
+            }
+        }
+        let abi_types: std::collections::HashMap<&str, DType> = if self.sdfg.id == 0 {
+            self.p
+                .abi
+                .program
+                .iter()
+                .map(|p| (p.name.as_str(), p.dtype))
+                .collect()
+        } else {
+            Default::default()
+        };
+        for n in names.difference(&bound) {
+            if data.contains(n)
+                || self.sdfg.arrays.contains_key(n)
+                || self.sdfg.constants.contains_key(n)
+            {
+                continue;
+            }
+            let t = if let Some(t) = self.local_symbols.get(n) {
+                *t
+            } else if self.sym_params.contains(n) {
+                abi_types
+                    .get(n.as_str())
+                    .copied()
+                    .or_else(|| self.sdfg.symbols.get(n).copied())
+                    .unwrap_or(DType::Int64)
+            } else {
+                continue;
+            };
+            params.push(format!("{} {n}", t.ctype()));
+            args.push(n.clone());
+        }
+        Ok(Interface { params, args })
+    }
+
+    /// Writes device code for `nodes` into a fresh emitter (indented one level).
+    fn device_body(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<String> {
+        let saved = std::mem::replace(&mut self.out, Emitter::new(1));
+        let (was_kernel, was_parallel, was_params) = (
+            self.in_kernel,
+            self.in_parallel,
+            self.parallel_params.clone(),
+        );
+        self.in_kernel = true;
+        self.in_parallel = true;
+        let r = f(self);
+        let body = std::mem::replace(&mut self.out, saved).finish();
+        self.in_kernel = was_kernel;
+        self.in_parallel = was_parallel;
+        self.parallel_params = was_params;
+        r.map(|_| body)
+    }
+
+    fn kernel_name(&self, label: &str) -> String {
+        format!(
+            "{}_{}_{}",
+            sanitize(label),
+            self.sdfg.id,
+            self.functions.len()
+        )
+    }
+
+    /// A `GPU_Device` map as a kernel and its launch.
+    pub(crate) fn map_kernel(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
+        let g = self.gpu.expect("GPU target");
+        let node = &ctx.st.nodes[id.index()];
+        let n = m.params.len();
+        if n == 0 {
+            return Err(Error::unsupported(
+                &node.path,
+                format!("GPU map '{}' without parameters", m.label),
+            ));
+        }
+        for inner in self.scope_nodes(ctx, id) {
+            if let NodeKind::MapEntry(im) = &ctx.st.nodes[inner.index()].kind
+                && inner != id
+                && matches!(
+                    im.schedule,
+                    Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic
+                )
+            {
+                return Err(Error::unsupported(
+                    &ctx.st.nodes[inner.index()].path,
+                    format!("GPU_ThreadBlock map '{}' inside a kernel", im.label),
+                ));
+            }
+        }
+        let mut block = default_block(n);
+        if let Some(b) = &m.gpu_block_size {
+            for (k, v) in b.iter().take(3).enumerate() {
+                block[k] = *v;
+            }
+            for v in block.iter_mut().skip(b.len()) {
+                *v = 1;
+            }
+        }
+        let extents: Vec<Expr> = m.range.iter().map(RangeDim::extent).collect();
+        let range_exprs: Vec<&Expr> = m
+            .range
+            .iter()
+            .flat_map(|r| [&r.start, &r.end, &r.step])
+            .collect();
+        let nodes = self.scope_nodes(ctx, id);
+        let iface = self.interface(ctx, &nodes, &range_exprs)?;
+        let name = self.kernel_name(&m.label);
+        // Thread index -> map parameters: the last parameter is x, the one before y, the rest z.
+        let mut head = Emitter::new(1);
+        let axis = ["x", "y", "z"];
+        let z_params: Vec<usize> = if n >= 3 {
+            (0..n - 2).collect()
+        } else {
+            Vec::new()
+        };
+        let mut dims: Vec<(usize, Vec<usize>)> = Vec::new();
+        dims.push((0, vec![n - 1]));
+        if n >= 2 {
+            dims.push((1, vec![n - 2]));
+        }
+        if !z_params.is_empty() {
+            dims.push((2, z_params.clone()));
+        }
+        let mut grid = ["1".to_string(), "1".to_string(), "1".to_string()];
+        let mut guards = Vec::new();
+        for (a, params) in &dims {
+            let ax = axis[*a];
+            head.line(format!(
+                "const int64_t __t{ax} = int64_t(blockIdx.{ax}) * {} + threadIdx.{ax};",
+                block[*a]
+            ));
+            let total = params
+                .iter()
+                .map(|&k| extents[k].clone())
+                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
+                .unwrap_or(Expr::Int(1));
+            let total = self.sym(&total);
+            head.line(format!("if (__t{ax} >= {total}) return;"));
+            guards.push(format!("({total}) > 0"));
+            grid[*a] = format!(
+                "static_cast<unsigned int>(sdfgc_int_ceil(int64_t({total}), int64_t({})))",
+                block[*a]
+            );
+            // Decompose the flattened index over its parameters (innermost last).
+            let mut rem = format!("__t{ax}");
+            for (j, &k) in params.iter().rev().enumerate() {
+                let r = &m.range[k];
+                let ext = self.sym(&extents[k]);
+                let idx = if j + 1 == params.len() {
+                    rem.clone()
+                } else {
+                    format!("({rem} % ({ext}))")
+                };
+                let start = self.sym(&r.start);
+                let step = simplify(&r.step);
+                let value = match step.as_int() {
+                    Some(1) => format!("{start} + {idx}"),
+                    _ => format!("{start} + {idx} * ({})", self.sym(&step)),
+                };
+                head.line(format!("const int64_t {} = {value};", m.params[k]));
+                rem = format!("({rem} / ({ext}))");
+            }
+        }
+        let body = self.device_body(|w| {
+            w.parallel_params = Some(m.params.clone());
+            let frees = w.map_locals_pub(ctx, id)?;
+            if !frees.is_empty() {
+                return Err(Error::unsupported(
+                    &node.path,
+                    format!("heap allocation inside GPU map '{}'", m.label),
+                ));
+            }
+            let children = ctx.children[id.index()].clone();
+            w.scope(ctx, &children)
+        })?;
+        let threads = block[0] * block[1] * block[2];
+        let text = format!(
+            "// GPU map {}\n__global__ void __launch_bounds__({threads}) {name}({}) {{\n{}{}}}\n",
+            m.label,
+            iface.params.join(", "),
+            head.finish(),
+            body
+        );
+        self.functions.push(text);
+        // The launch.
+        let ranges: Vec<String> = m
+            .params
+            .iter()
+            .zip(&m.range)
+            .map(|(p, r)| {
+                format!(
+                    "{p}={}:{}",
+                    self.sym(&r.start),
+                    self.sym(&Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1)))
+                )
+            })
+            .collect();
+        self.out
+            .line(format!("// GPU map {}[{}]", m.label, ranges.join(", ")));
+        self.out.open(format!("if ({})", guards.join(" && ")));
+        self.out.line(format!(
+            "const dim3 __grid({}, {}, {});",
+            grid[0], grid[1], grid[2]
+        ));
+        self.out.line(format!(
+            "const dim3 __block({}, {}, {});",
+            block[0], block[1], block[2]
+        ));
+        self.out.line(format!(
+            "{name}<<<__grid, __block, 0, {}>>>({});",
+            self.stream(),
+            iface.args.join(", ")
+        ));
+        self.out.line(format!(
+            "sdfgc_gpu_check({}(), \"launch {name}\");",
+            g.api("GetLastError")
+        ));
+        self.out.close();
+        Ok(())
+    }
+
+    /// A code node on the host that touches device memory: runs in one GPU thread.
+    pub(crate) fn single_thread_kernel(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
+        let g = self.gpu.expect("GPU target");
+        let node = &ctx.st.nodes[id.index()];
+        let iface = self.interface(ctx, &[id], &[])?;
+        let name = self.kernel_name(&node.label);
+        let body = self.device_body(|w| w.scope(ctx, &[id]))?;
+        let text = format!(
+            "// {} on the device (one thread)\n__global__ void __launch_bounds__(1) {name}({}) {{\n{body}}}\n",
+            node.label,
+            iface.params.join(", ")
+        );
+        self.functions.push(text);
+        self.out
+            .line(format!("// {} on the device (one thread)", node.label));
+        self.out.line(format!(
+            "{name}<<<1, 1, 0, {}>>>({});",
+            self.stream(),
+            iface.args.join(", ")
+        ));
+        self.out.line(format!(
+            "sdfgc_gpu_check({}(), \"launch {name}\");",
+            g.api("GetLastError")
+        ));
+        Ok(())
+    }
+
+    /// A copy between containers of which at least one is in device memory.
+    pub(crate) fn device_copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {
+        let g = self.gpu.expect("GPU target");
+        let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
+        let sd = self.data_desc(src, &e.path)?;
+        let dd = self.data_desc(dst, &e.path)?;
+        if e.memlet.wcr.is_some() {
+            return Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "copy {src} -> {dst} with write-conflict resolution between host and device"
+                ),
+            ));
+        }
+        let (hs, hd) = (self.is_device(src), self.is_device(dst));
+        let kind = match (hs, hd) {
+            (false, true) => "MemcpyHostToDevice",
+            (true, false) => "MemcpyDeviceToHost",
+            _ => "MemcpyDeviceToDevice",
+        };
+        let count = ss
+            .iter()
+            .map(RangeDim::extent)
+            .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
+            .unwrap_or(Expr::Int(1));
+        if contiguous(&sd, &ss) && contiguous(&dd, &ds) && sd.dtype == dd.dtype {
+            let src_ptr = self.subset_pointer(src, &sd, &ss);
+            let dst_ptr = self.subset_pointer(dst, &dd, &ds);
+            let bytes = format!(
+                "sizeof({}) * static_cast<size_t>({})",
+                sd.dtype.ctype(),
+                self.sym(&count)
+            );
+            self.out.line(format!("// copy {src} -> {dst}"));
+            self.out.line(format!(
+                "sdfgc_gpu_check({}({dst_ptr}, {src_ptr}, {bytes}, {}, {}), \"copy {src} -> {dst}\");",
+                g.api("MemcpyAsync"),
+                g.api(kind),
+                self.stream()
+            ));
+            if kind == "MemcpyDeviceToHost" {
+                // Host code after this may read the result.
+                self.out.line(format!(
+                    "sdfgc_gpu_check({}({}), \"synchronize after copy\");",
+                    g.api("StreamSynchronize"),
+                    self.stream()
+                ));
+            }
+            return Ok(());
+        }
+        if !(hs && hd) {
+            return Err(Error::unsupported(
+                &e.path,
+                format!("copy {src} -> {dst} between host and device of a non-contiguous subset"),
+            ));
+        }
+        // Device to device, strided: a grid-stride kernel over the flattened elements.
+        let total = self.sym(&count);
+        let name = self.kernel_name(&format!("copy_{src}_{dst}"));
+        let exprs: Vec<&Expr> = ss
+            .iter()
+            .chain(&ds)
+            .flat_map(|r| [&r.start, &r.end, &r.step])
+            .collect();
+        let mut syms: BTreeSet<String> = BTreeSet::new();
+        for x in exprs
+            .iter()
+            .copied()
+            .chain(sd.strides.iter())
+            .chain(&dd.strides)
+            .chain(&sd.offset)
+            .chain(&dd.offset)
+        {
+            x.visit_names(&mut |n| {
+                syms.insert(n.to_string());
+            });
+        }
+        let mut params = vec![
+            format!("{} * __restrict__ {dst}", dd.dtype.ctype()),
+            format!("const {} * __restrict__ {src}", sd.dtype.ctype()),
+        ];
+        let mut args = vec![dst.to_string(), src.to_string()];
+        for n in syms {
+            if let Some(t) = self.local_symbols.get(&n).copied().or_else(|| {
+                self.sym_params
+                    .contains(&n)
+                    .then(|| self.sdfg.symbols.get(&n).copied().unwrap_or(DType::Int32))
+            }) {
+                params.push(format!("{} {n}", t.ctype()));
+                args.push(n);
+            }
+        }
+        let (sidx, didx) = self.flat_copy_indices(&ss, &ds);
+        let body = format!(
+            "    for (int64_t __c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; __c < {total}; __c += int64_t(blockDim.x) * gridDim.x) {{\n        {} = {};\n    }}\n",
+            self.element(dst, &dd, &didx),
+            self.element(src, &sd, &sidx)
+        );
+        self.functions.push(format!(
+            "// copy {src} -> {dst} on the device\n__global__ void {name}({}) {{\n{body}}}\n",
+            params.join(", ")
+        ));
+        self.out
+            .line(format!("// copy {src} -> {dst} (strided, on the device)"));
+        self.out.open(format!("if (({total}) > 0)"));
+        self.out.line(format!(
+            "{name}<<<static_cast<unsigned int>(sdfgc_min(sdfgc_int_ceil(int64_t({total}), int64_t(256)), int64_t(65535))), 256, 0, {}>>>({});",
+            self.stream(),
+            args.join(", ")
+        ));
+        self.out.line(format!(
+            "sdfgc_gpu_check({}(), \"launch {name}\");",
+            g.api("GetLastError")
+        ));
+        self.out.close();
+        Ok(())
+    }
+
+    /// Per-side indices of element `__c` of a copy, both sides flattened in row-major order.
+    fn flat_copy_indices(&self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>) {
+        let side = |s: &Subset| {
+            let mut idx: Vec<Expr> = s.iter().map(|r| r.start.clone()).collect();
+            let mut inner = Expr::Int(1);
+            for k in (0..s.len()).rev() {
+                let ext = s[k].extent();
+                if ext == Expr::Int(1) {
+                    continue;
+                }
+                let q = Expr::bin(BinaryOp::FloorDiv, Expr::sym("__c"), inner.clone());
+                let i = Expr::bin(BinaryOp::Mod, q, ext.clone());
+                idx[k] = simplify(&Expr::bin(
+                    BinaryOp::Add,
+                    s[k].start.clone(),
+                    Expr::bin(BinaryOp::Mul, i, s[k].step.clone()),
+                ));
+                inner = Expr::bin(BinaryOp::Mul, inner, ext);
+            }
+            idx
+        };
+        (side(ss), side(ds))
+    }
+}
+
+/// True if the subset of `d` is one contiguous run of memory.
+fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
+    if sub.len() != d.rank() {
+        return false;
+    }
+    let mut dims: Vec<usize> = (0..sub.len())
+        .filter(|&k| sub[k].extent() != Expr::Int(1))
+        .collect();
+    if dims.iter().any(|&k| simplify(&sub[k].step) != Expr::Int(1)) {
+        return false;
+    }
+    let same = |a: &Expr, b: &Expr| crate::ir::simplify::probably_equal(a, b);
+    let mut expected = Expr::Int(1);
+    while !dims.is_empty() {
+        let Some(pos) = dims.iter().position(|&k| same(&d.strides[k], &expected)) else {
+            return false;
+        };
+        let k = dims.remove(pos);
+        expected = simplify(&Expr::bin(BinaryOp::Mul, expected, sub[k].extent()));
+    }
+    true
+}
