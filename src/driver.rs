@@ -57,6 +57,14 @@ pub struct CompileOptions {
     pub layout: Layout,
     /// Also write a standalone `<name>_main` program that runs the library.
     pub emit_sample: bool,
+    /// GPU streams per program (1: everything on the host's stream).
+    pub streams: u32,
+    /// GPU: synchronize the host with the stream at the end of every call.
+    pub sync_on_exit: bool,
+    /// GPU: place `constants_prop` arrays in `__constant__` memory (64 KiB at most).
+    pub constant_memory: bool,
+    /// GPU: check at program entry that GPU_Global arguments are device memory.
+    pub check_pointers: bool,
 }
 
 impl CompileOptions {
@@ -69,6 +77,10 @@ impl CompileOptions {
             workspace_align: None,
             layout: Layout::Packed,
             emit_sample: false,
+            streams: 1,
+            sync_on_exit: false,
+            constant_memory: false,
+            check_pointers: false,
         }
     }
 }

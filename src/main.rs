@@ -51,6 +51,19 @@ struct CompileArgs {
     /// Also write `<name>_main.cpp`, a standalone program that runs the library.
     #[arg(long)]
     emit_sample: bool,
+    /// GPU: number of streams (1: every kernel and copy on the host's stream; more:
+    /// independent kernels of a state round-robin on internal streams, joined at exit).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    streams: u32,
+    /// GPU: synchronize the host with the stream before the program returns.
+    #[arg(long)]
+    sync_on_exit: bool,
+    /// GPU: put constant arrays in __constant__ memory (refused above 64 KiB).
+    #[arg(long)]
+    constant_memory: bool,
+    /// GPU: check at program entry that GPU_Global arguments are device memory.
+    #[arg(long)]
+    check_pointers: bool,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -176,6 +189,10 @@ fn main() -> ExitCode {
                 workspace_align: c.workspace_align,
                 layout: c.workspace_layout,
                 emit_sample: c.emit_sample,
+                streams: c.streams,
+                sync_on_exit: c.sync_on_exit,
+                constant_memory: c.constant_memory,
+                check_pointers: c.check_pointers,
             };
             if c.stats || c.stats_json.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

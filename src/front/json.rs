@@ -594,6 +594,11 @@ impl Reader {
         for (k, c) in &attrs.constants_prop {
             constants.insert(k.clone(), self.constant(c, &ptr(&cp, k))?);
         }
+        // Names, not JSON key order, decide everything downstream (output
+        // must not change when a tool reorders the keys of an object).
+        arrays.sort_keys();
+        symbols.sort_keys();
+        constants.sort_keys();
         let body = self.region(v, path, RegionKind::Plain)?;
         self.depth -= 1;
         Ok(Sdfg {
@@ -1035,10 +1040,11 @@ impl Reader {
                     .ok_or_else(|| Error::format(&ap, "nested SDFG node without 'sdfg'"))?;
                 let sdfg = self.sdfg(inner, &sp)?;
                 let mp = ptr(&ap, "symbol_mapping");
-                let mut symbol_mapping = IndexMap::new();
+                let mut symbol_mapping: IndexMap<String, Expr> = IndexMap::new();
                 for (k, e) in &a.symbol_mapping {
                     symbol_mapping.insert(k.clone(), sym(e, &ptr(&mp, k))?);
                 }
+                symbol_mapping.sort_keys();
                 NodeKind::Nested(NestedSdfg {
                     sdfg: Box::new(sdfg),
                     symbol_mapping,

@@ -426,7 +426,6 @@ pub fn probably_equal(a: &Expr, b: &Expr) -> bool {
     })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

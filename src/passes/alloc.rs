@@ -37,7 +37,7 @@ pub enum Memory {
 }
 
 /// Where the lifetime of a transient begins (allocation, zero-initialisation).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AllocScope {
     /// The whole SDFG function.
     Function,
@@ -82,12 +82,23 @@ pub struct AllocPlan {
     pub external: IndexMap<Storage, Vec<ExternalSlot>>,
     /// Containers (SDFG id, name) in device memory.
     pub device: BTreeSet<(u32, String)>,
+    /// Transients per (SDFG id, allocation scope), so that writers do not
+    /// scan every transient at every state and map.
+    pub by_scope: std::collections::HashMap<(u32, AllocScope), Vec<String>>,
 }
 
 impl AllocPlan {
     /// True if the container lives in device memory.
     pub fn is_device(&self, sdfg: u32, name: &str) -> bool {
         self.device.contains(&(sdfg, name.to_string()))
+    }
+
+    /// The transients of `sdfg` allocated at `scope`, by name.
+    pub fn in_scope(&self, sdfg: u32, scope: AllocScope) -> &[String] {
+        self.by_scope
+            .get(&(sdfg, scope))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// The plan of a transient.
@@ -110,6 +121,12 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
         device_args: BTreeSet::new(),
     };
     plan_sdfg(sdfg, &cx, &mut p)?;
+    for ((id, name), t) in &p.transients {
+        p.by_scope
+            .entry((*id, t.scope.clone()))
+            .or_default()
+            .push(name.clone());
+    }
     Ok(p)
 }
 

@@ -31,6 +31,14 @@ pub struct Program {
     pub layouts: layout::Layouts,
     /// The GPU dialect for CUDA and HIP targets.
     pub gpu: Option<&'static crate::back::gpu::Dialect>,
+    /// GPU streams (`--streams`).
+    pub streams: u32,
+    /// The options the program was prepared with.
+    pub options: CompileOptions,
+    /// Events the writers used so far (they number them from this counter).
+    pub events: std::cell::Cell<usize>,
+    /// Kernels written so far (round-robin stream assignment).
+    pub kernels: std::cell::Cell<usize>,
 }
 
 /// Runs the passes for one SDFG.
@@ -59,6 +67,11 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         crate::driver::Target::Cuda => Some(&crate::back::gpu::CUDA),
         crate::driver::Target::Hip => Some(&crate::back::gpu::HIP),
     };
+    let streams = if gpu.is_some() {
+        opts.streams.max(1)
+    } else {
+        1
+    };
     Ok(Program {
         sdfg,
         abi,
@@ -67,5 +80,10 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         live,
         layouts,
         gpu,
+        streams,
+        options: opts.clone(),
+        // Events 0..streams-1 are the fork and join events.
+        events: std::cell::Cell::new(streams as usize),
+        kernels: std::cell::Cell::new(0),
     })
 }

@@ -98,9 +98,21 @@ fn collect_defined(r: &Region, names: &mut HashSet<String>) {
 }
 
 fn check_names(e: &Expr, names: &HashSet<String>, path: &str, what: &str) -> Result<()> {
+    check_names_in(e, names, &[], path, what)
+}
+
+/// `check_names` with extra names (map parameters) on top of `names`, so
+/// that no set is cloned per node or edge.
+fn check_names_in(
+    e: &Expr,
+    names: &HashSet<String>,
+    extra: &[&str],
+    path: &str,
+    what: &str,
+) -> Result<()> {
     let mut missing = None;
     e.visit_names(&mut |n| {
-        if missing.is_none() && !names.contains(n) {
+        if missing.is_none() && !names.contains(n) && !extra.contains(&n) {
             missing = Some(n.to_string());
         }
     });
@@ -166,13 +178,13 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
                         ),
                     ));
                 }
-                let mut inner = names.clone();
-                inner.extend(m.params.iter().cloned());
+                let outer = scope_params(st, n.scope);
                 for r in &m.range {
                     for e in [&r.start, &r.end, &r.step] {
-                        check_names(
+                        check_names_in(
                             e,
-                            &scope_names(st, n.scope, names),
+                            names,
+                            &outer,
                             &n.path,
                             &format!("range of map '{}'", m.label),
                         )?;
@@ -224,15 +236,15 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>)
                 }
             }
             let scope = node(e.dst).scope.or(node(e.src).scope);
-            let inner_names = scope_names(st, scope, names);
-            let inner_names = with_scope_params(st, e, &inner_names);
+            let mut params = scope_params(st, scope);
+            with_scope_params(st, e, &mut params);
             for sub in [&e.memlet.subset, &e.memlet.other_subset]
                 .into_iter()
                 .flatten()
             {
                 for r in sub {
                     for x in [&r.start, &r.end, &r.step] {
-                        check_names(x, &inner_names, &e.path, &format!("memlet on '{d}'"))?;
+                        check_names_in(x, names, &params, &e.path, &format!("memlet on '{d}'"))?;
                     }
                 }
             }
@@ -284,13 +296,13 @@ fn check_map_exits(st: &State, label: &str) -> Result<()> {
 }
 
 /// Names visible inside the scope of `entry`: map parameters of it and its parents.
-fn scope_names(st: &State, mut entry: Option<NodeId>, names: &HashSet<String>) -> HashSet<String> {
-    let mut out = names.clone();
+fn scope_params(st: &State, mut entry: Option<NodeId>) -> Vec<&str> {
+    let mut out = Vec::new();
     let mut guard = 0;
     while let Some(id) = entry {
         let n = &st.nodes[id.index()];
         if let NodeKind::MapEntry(m) = &n.kind {
-            out.extend(m.params.iter().cloned());
+            out.extend(m.params.iter().map(String::as_str));
         }
         entry = n.scope;
         guard += 1;
@@ -302,20 +314,18 @@ fn scope_names(st: &State, mut entry: Option<NodeId>, names: &HashSet<String>) -
 }
 
 /// An edge out of a map entry or into a map exit sees that map's parameters.
-fn with_scope_params(st: &State, e: &DataEdge, names: &HashSet<String>) -> HashSet<String> {
-    let mut out = names.clone();
+fn with_scope_params<'a>(st: &'a State, e: &DataEdge, out: &mut Vec<&'a str>) {
     for id in [e.src, e.dst] {
         match &st.nodes[id.index()].kind {
-            NodeKind::MapEntry(m) => out.extend(m.params.iter().cloned()),
+            NodeKind::MapEntry(m) => out.extend(m.params.iter().map(String::as_str)),
             NodeKind::MapExit { entry } => {
                 if let NodeKind::MapEntry(m) = &st.nodes[entry.index()].kind {
-                    out.extend(m.params.iter().cloned());
+                    out.extend(m.params.iter().map(String::as_str));
                 }
             }
             _ => {}
         }
     }
-    out
 }
 
 fn check_connector(

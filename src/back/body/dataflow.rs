@@ -69,8 +69,15 @@ impl FnWriter<'_> {
         self.out.open("");
         let frees = self.state_allocations(&ctx)?;
         self.declare_views(&ctx)?;
+        let host = !self.in_kernel;
+        if host {
+            self.fork_streams();
+        }
         let top_nodes = ctx.children[top].clone();
         self.scope(&ctx, &top_nodes)?;
+        if host {
+            self.join_streams();
+        }
         for f in frees {
             self.out.line(f);
         }
@@ -83,13 +90,14 @@ impl FnWriter<'_> {
         let sdfg = self.sdfg;
         let mut frees = Vec::new();
         let mut zeroed = BTreeSet::new();
-        for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-            let Some(plan) = self.p.alloc.get(sdfg.id, name) else {
+        let p = self.p;
+        for name in p
+            .alloc
+            .in_scope(sdfg.id, AllocScope::State(ctx.path.to_string()))
+        {
+            let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
-            if plan.scope != AllocScope::State(ctx.path.to_string()) {
-                continue;
-            }
             if matches!(plan.memory, Memory::Heap | Memory::Pool)
                 || (plan.memory == Memory::Local
                     && matches!(self.access.get(name), Some(Access::Ptr(_))))
@@ -288,13 +296,15 @@ impl FnWriter<'_> {
     fn map_locals(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
         let sdfg = self.sdfg;
         let mut frees = Vec::new();
-        for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-            let Some(plan) = self.p.alloc.get(sdfg.id, name) else {
+        let p = self.p;
+        for name in p
+            .alloc
+            .in_scope(sdfg.id, AllocScope::Map(ctx.path.to_string(), id))
+        {
+            let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
-            if plan.scope != AllocScope::Map(ctx.path.to_string(), id)
-                || plan.memory != Memory::Local
-            {
+            if plan.memory != Memory::Local {
                 continue;
             }
             let ct = d.dtype.ctype();
@@ -340,7 +350,7 @@ impl FnWriter<'_> {
                 (&st.nodes[e.src.index()].kind, &e.memlet.data)
                 && *outer != this
             {
-                self.copy(e, &outer.clone(), &this)?;
+                self.copy_op(ctx, id, e, &outer.clone(), &this)?;
             }
         }
         for &ei in &ctx.adj.outs[id.index()] {
@@ -349,7 +359,7 @@ impl FnWriter<'_> {
                 (&st.nodes[e.dst.index()].kind, &e.memlet.data)
                 && *outer != this
             {
-                self.copy(e, &this, &outer.clone())?;
+                self.copy_op(ctx, id, e, &this, &outer.clone())?;
             }
         }
         let src = this;
@@ -381,7 +391,7 @@ impl FnWriter<'_> {
             {
                 continue;
             }
-            self.copy(e, &src, &dst)?;
+            self.copy_op(ctx, id, e, &src, &dst)?;
         }
         Ok(())
     }
@@ -449,6 +459,27 @@ impl FnWriter<'_> {
         } else {
             (other_sub, own_sub)
         }
+    }
+
+    /// A copy at access node `id`; device copies are stream operations.
+    fn copy_op(
+        &mut self,
+        ctx: &StateCtx,
+        id: NodeId,
+        e: &DataEdge,
+        src: &str,
+        dst: &str,
+    ) -> Result<()> {
+        let device =
+            self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst));
+        if device {
+            self.op_begin(ctx, id, false);
+        }
+        self.copy(e, src, dst)?;
+        if device {
+            self.op_end(id);
+        }
+        Ok(())
     }
 
     fn copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {

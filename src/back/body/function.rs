@@ -53,6 +53,10 @@ pub(crate) struct FnWriter<'a> {
     pub gpu: Option<&'static Dialect>,
     /// Writing device code (a kernel body or a device function).
     pub in_kernel: bool,
+    /// The stream of the device operation being written.
+    pub cur_stream: u32,
+    /// Device operations of the current state: node -> (stream, event) it recorded.
+    pub state_ops: std::collections::BTreeMap<NodeId, Vec<(u32, usize)>>,
 }
 
 impl<'a> FnWriter<'a> {
@@ -79,6 +83,8 @@ impl<'a> FnWriter<'a> {
             state_type: format!("{}_state_t", p.sdfg.name),
             gpu: p.gpu,
             in_kernel: false,
+            cur_stream: 0,
+            state_ops: Default::default(),
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {
@@ -117,6 +123,20 @@ impl<'a> FnWriter<'a> {
             let mut e = Emitter::new(1);
             e.label("__sdfg_exit");
             text.append(e);
+        }
+        if sdfg.id == 0 && self.gpu.is_some() {
+            // The caller's stream (and the next program sharing the workspace)
+            // is ordered after all of this program's work; the host is not blocked.
+            self.join_streams();
+            if self.p.options.sync_on_exit {
+                let g = self.gpu.expect("gpu");
+                self.out.line(format!(
+                    "sdfgc_gpu_check({}(__state->gpu_streams[0]), \"synchronize on exit\");",
+                    g.api("StreamSynchronize")
+                ));
+            }
+            let tail = std::mem::take(&mut self.out);
+            text.append(tail);
         }
         let epi = std::mem::take(&mut self.epilogue);
         text.append(epi);
@@ -237,8 +257,8 @@ impl<'a> FnWriter<'a> {
     }
 
     /// The stream host code enqueues work on.
-    pub fn stream(&self) -> &'static str {
-        "__state->gpu_streams[0]"
+    pub fn stream(&self) -> String {
+        format!("__state->gpu_streams[{}]", self.cur_stream)
     }
 
     /// Statements that allocate and free a transient with the given memory.

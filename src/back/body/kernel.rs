@@ -388,6 +388,7 @@ impl FnWriter<'_> {
             .collect();
         self.out
             .line(format!("// GPU map {}[{}]", m.label, ranges.join(", ")));
+        self.op_begin(ctx, id, true);
         self.out.open(format!("if ({})", guards.join(" && ")));
         self.out.line(format!(
             "const dim3 __grid({}, {}, {});",
@@ -407,6 +408,7 @@ impl FnWriter<'_> {
             g.api("GetLastError")
         ));
         self.out.close();
+        self.op_end(id);
         Ok(())
     }
 
@@ -425,6 +427,7 @@ impl FnWriter<'_> {
         self.functions.push(text);
         self.out
             .line(format!("// {} on the device (one thread)", node.label));
+        self.op_begin(ctx, id, true);
         self.out.line(format!(
             "{name}<<<1, 1, 0, {}>>>({});",
             self.stream(),
@@ -434,6 +437,7 @@ impl FnWriter<'_> {
             "sdfgc_gpu_check({}(), \"launch {name}\");",
             g.api("GetLastError")
         ));
+        self.op_end(id);
         Ok(())
     }
 

@@ -7,6 +7,7 @@ mod dataflow;
 mod function;
 mod kernel;
 mod library;
+mod streams;
 mod tasklet;
 
 pub(crate) use function::FnWriter;

@@ -175,15 +175,10 @@ impl FnWriter<'_> {
         let st = ctx.st;
         let node = &st.nodes[id.index()];
         let indexed = indexed_names(&t.stmts);
-        let reserved: BTreeSet<&str> = self
-            .sdfg
-            .arrays
-            .keys()
-            .chain(self.sdfg.symbols.keys())
-            .map(String::as_str)
-            .collect();
+        let sdfg = self.sdfg;
+        let reserved = |c: &str| sdfg.arrays.contains_key(c) || sdfg.symbols.contains_key(c);
         let var_of = |c: &str| {
-            if reserved.contains(c) {
+            if reserved(c) {
                 format!("__conn_{c}")
             } else {
                 c.to_string()

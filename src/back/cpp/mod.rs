@@ -263,6 +263,38 @@ pub fn write(p: &Program) -> Result<Outputs> {
     if let Some(g) = p.gpu {
         // The default stream, until the host sets another one (`__dace_gpu_set_all_streams`).
         init_body.push_str("    __state->gpu_streams[0] = nullptr;\n");
+        let ok = g.api("Success");
+        for i in 1..p.streams {
+            init_body.push_str(&format!(
+                "    if ({}(&__state->gpu_owned_streams[{i}], {}) != {ok}) {{ delete __state; return nullptr; }}\n    __state->gpu_streams[{i}] = __state->gpu_owned_streams[{i}];\n",
+                g.api("StreamCreateWithFlags"),
+                g.api("StreamNonBlocking")
+            ));
+            exit_body.push_str(&format!(
+                "    sdfgc_gpu_check({}(__state->gpu_owned_streams[{i}]), \"destroy stream\");\n",
+                g.api("StreamDestroy")
+            ));
+        }
+        if p.streams > 1 {
+            let events = p.events.get();
+            init_body.push_str(&format!(
+                "    for (int i = 0; i < {events}; ++i) {{\n        if ({}(&__state->gpu_events[i], {}) != {ok}) {{ delete __state; return nullptr; }}\n    }}\n",
+                g.api("EventCreateWithFlags"),
+                g.api("EventDisableTiming")
+            ));
+            exit_body.push_str(&format!(
+                "    for (int i = 0; i < {events}; ++i) sdfgc_gpu_check({}(__state->gpu_events[i]), \"destroy event\");\n",
+                g.api("EventDestroy")
+            ));
+            members.push(format!(
+                "{}Stream_t gpu_owned_streams[{}] = {{}};  // created in init, destroyed in exit",
+                g.prefix, p.streams
+            ));
+            members.push(format!(
+                "{}Event_t gpu_events[{events}] = {{}};  // created in init, destroyed in exit",
+                g.prefix
+            ));
+        }
         if uses_pool {
             // A low release threshold lets the pool hand memory back between calls (and corrupts buffers on HIP).
             init_body.push_str(&format!(
@@ -375,7 +407,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         gpu: p.gpu.map(|g| GpuInfo {
             api: g.prefix,
             header: g.header,
-            streams: 1,
+            streams: p.streams as usize,
         }),
         build: match p.gpu {
             Some(g) => format!("{} {name}.{} -o lib{name}.so", g.build, g.extension),

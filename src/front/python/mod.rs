@@ -4,4 +4,4 @@
 mod lexer;
 mod parser;
 
-pub use parser::{PyError, parse_code, parse_expr};
+pub use parser::{MAX_DEPTH, MAX_NESTING, PyError, parse_code, parse_expr};

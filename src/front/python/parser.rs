@@ -8,6 +8,23 @@ use crate::ir::expr::{BinaryOp, Expr, Func, Stmt, Target, UnaryOp};
 
 use super::lexer::{Punct, Tok, Token, tokenize};
 
+/// Deepest syntactic nesting the parser follows: parentheses, brackets,
+/// call arguments, conditional expressions and prefix operators (`(((x)))`,
+/// `-(-(-x))`, `not not x`) each open one level while the parser recurses
+/// into them. Sized for the smallest stacks sdfgc runs on: a debug build's
+/// parser spends about 15 KiB of stack per level, and threads spawned by
+/// the test suite (or by an application embedding the library) get 2 MiB.
+/// DaCe's expressions stay far below it: the deepest in the fixtures is 4.
+pub const MAX_NESTING: usize = 50;
+
+/// Deepest expression tree the parser builds (a leaf has depth 1). A flat
+/// chain `a + a + ... + a` is built left-deep without recursing, so its
+/// depth is bounded separately from [`MAX_NESTING`]: every later pass
+/// (simplifier, C++ printer, even `Drop`) recurses over the tree, at about
+/// 2.5 KiB of stack per level in a debug build. The deepest tree in the
+/// fixtures has depth 9.
+pub const MAX_DEPTH: usize = 200;
+
 /// A parse error with its 1-based position in the source.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PyError {
@@ -38,7 +55,7 @@ pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
     if p.peek() == Tok::Eof {
         return Err(p.err_here("empty expression".into()));
     }
-    let e = p.expr()?;
+    let e = p.expr()?.expr;
     p.skip_newlines();
     match p.peek() {
         Tok::Eof => Ok(e),
@@ -92,6 +109,68 @@ const MODULES: &[&str] = &["math", "np", "numpy", "dace", "cmath"];
 struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
+    /// Current syntactic nesting (see [`MAX_DEPTH`]).
+    nesting: usize,
+}
+
+/// A parsed expression and the depth of its tree (a leaf has depth 1),
+/// kept below [`MAX_DEPTH`] as the tree is built.
+struct Tree {
+    expr: Expr,
+    depth: usize,
+}
+
+impl Tree {
+    fn leaf(expr: Expr) -> Tree {
+        Tree { expr, depth: 1 }
+    }
+}
+
+/// The message of a [`MAX_DEPTH`] error.
+fn too_deep() -> String {
+    format!(
+        "expression tree deeper than {MAX_DEPTH} levels (sdfgc's limit; \
+         every operator of a chain like a + b + c counts as one level)"
+    )
+}
+
+/// The message of a [`MAX_NESTING`] error.
+fn too_nested() -> String {
+    format!(
+        "expression nested deeper than {MAX_NESTING} levels of parentheses, \
+         calls, subscripts, conditionals and prefix operators (sdfgc's limit)"
+    )
+}
+
+/// `Expr::Binary` of two trees, refused past [`MAX_DEPTH`].
+fn bin(op: BinaryOp, a: Tree, b: Tree) -> Result<Tree, String> {
+    node(1 + a.depth.max(b.depth), || Expr::bin(op, a.expr, b.expr))
+}
+
+/// `Expr::Unary` of a tree, refused past [`MAX_DEPTH`].
+fn unary(op: UnaryOp, a: Tree) -> Result<Tree, String> {
+    node(1 + a.depth, || Expr::Unary(op, Box::new(a.expr)))
+}
+
+/// A node of the given depth, built only when the depth is within the limit.
+fn node(depth: usize, build: impl FnOnce() -> Expr) -> Result<Tree, String> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    Ok(Tree {
+        expr: build(),
+        depth,
+    })
+}
+
+/// Depth of a node over the given children (1 for none).
+fn depth_over(children: &[Tree]) -> usize {
+    1 + children.iter().map(|t| t.depth).max().unwrap_or(0)
+}
+
+/// Splits trees into their expressions.
+fn exprs(trees: Vec<Tree>) -> Vec<Expr> {
+    trees.into_iter().map(|t| t.expr).collect()
 }
 
 impl<'a> Parser<'a> {
@@ -99,7 +178,25 @@ impl<'a> Parser<'a> {
         Ok(Parser {
             toks: tokenize(src)?,
             pos: 0,
+            nesting: 0,
         })
+    }
+
+    /// Runs `f` one syntactic nesting level deeper, refusing to go past
+    /// [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, PyError>) -> Result<T, PyError> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err_here(too_nested()));
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
+    }
+
+    /// Turns a tree-building error (the depth limit) into a located error.
+    fn located<T>(&self, r: Result<T, String>) -> Result<T, PyError> {
+        r.map_err(|m| self.err_here(m))
     }
 
     fn peek(&self) -> Tok<'a> {
@@ -199,7 +296,7 @@ impl<'a> Parser<'a> {
             }
         }
         let start = self.toks[self.pos];
-        let e = self.expr()?;
+        let e = self.expr()?.expr;
         match self.peek() {
             Tok::Punct(p @ (Punct::Assign | Punct::AugAssign(_))) => {
                 let target = match e {
@@ -236,7 +333,7 @@ impl<'a> Parser<'a> {
     }
 
     fn rhs(&mut self) -> Result<Expr, PyError> {
-        let v = self.expr()?;
+        let v = self.expr()?.expr;
         match self.peek() {
             Tok::Punct(Punct::Assign) => Err(self.construct("chained assignment")),
             Tok::Punct(Punct::Comma) => Err(self.construct("tuple")),
@@ -246,8 +343,13 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- expressions
 
-    /// `a if c else b`, the lowest-precedence expression.
-    fn expr(&mut self) -> Result<Expr, PyError> {
+    /// `a if c else b`, the lowest-precedence expression (one nesting level:
+    /// every parenthesis, subscript and call argument comes through here).
+    fn expr(&mut self) -> Result<Tree, PyError> {
+        self.nested(Self::conditional)
+    }
+
+    fn conditional(&mut self) -> Result<Tree, PyError> {
         if self.is_kw("lambda") {
             return Err(self.construct("'lambda'"));
         }
@@ -262,31 +364,37 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         let b = self.expr()?;
-        Ok(Expr::Ternary(Box::new(c), Box::new(a), Box::new(b)))
+        let depth = 1 + c.depth.max(a.depth).max(b.depth);
+        self.located(node(depth, || {
+            Expr::Ternary(Box::new(c.expr), Box::new(a.expr), Box::new(b.expr))
+        }))
     }
 
-    fn or_test(&mut self) -> Result<Expr, PyError> {
+    fn or_test(&mut self) -> Result<Tree, PyError> {
         let mut a = self.and_test()?;
         while self.is_kw("or") {
             self.bump();
-            a = Expr::bin(BinaryOp::Or, a, self.and_test()?);
+            let b = self.and_test()?;
+            a = self.located(bin(BinaryOp::Or, a, b))?;
         }
         Ok(a)
     }
 
-    fn and_test(&mut self) -> Result<Expr, PyError> {
+    fn and_test(&mut self) -> Result<Tree, PyError> {
         let mut a = self.not_test()?;
         while self.is_kw("and") {
             self.bump();
-            a = Expr::bin(BinaryOp::And, a, self.not_test()?);
+            let b = self.not_test()?;
+            a = self.located(bin(BinaryOp::And, a, b))?;
         }
         Ok(a)
     }
 
-    fn not_test(&mut self) -> Result<Expr, PyError> {
+    fn not_test(&mut self) -> Result<Tree, PyError> {
         if self.is_kw("not") {
             self.bump();
-            return Ok(Expr::Unary(UnaryOp::Not, Box::new(self.not_test()?)));
+            let a = self.nested(Self::not_test)?;
+            return self.located(unary(UnaryOp::Not, a));
         }
         self.comparison()
     }
@@ -309,36 +417,36 @@ impl<'a> Parser<'a> {
     }
 
     /// Comparisons; chains `a < b < c` become `(a < b) and (b < c)`.
-    fn comparison(&mut self) -> Result<Expr, PyError> {
+    fn comparison(&mut self) -> Result<Tree, PyError> {
         let mut left = self.binary(0)?;
         let Some(mut op) = self.cmp_op()? else {
             return Ok(left);
         };
-        let mut acc: Option<Expr> = None;
+        let mut acc: Option<Tree> = None;
         loop {
             self.bump();
             let right = self.binary(0)?;
-            let next = self.cmp_op()?;
-            let (cmp, done) = match next {
-                Some(_) => (Expr::bin(op, left, right.clone()), false),
-                None => (Expr::bin(op, left, right.clone()), true),
+            let right_copy = Tree {
+                expr: right.expr.clone(),
+                depth: right.depth,
             };
+            let cmp = self.located(bin(op, left, right_copy))?;
             acc = Some(match acc {
                 None => cmp,
-                Some(a) => Expr::bin(BinaryOp::And, a, cmp),
+                Some(a) => self.located(bin(BinaryOp::And, a, cmp))?,
             });
-            match next {
-                Some(n) if !done => {
+            match self.cmp_op()? {
+                Some(n) => {
                     op = n;
                     left = right;
                 }
-                _ => return Ok(acc.unwrap_or(right)),
+                None => return Ok(acc.expect("one comparison was made")),
             }
         }
     }
 
     /// Binary operators from `|` up to `*`, by precedence climbing.
-    fn binary(&mut self, min_prec: u8) -> Result<Expr, PyError> {
+    fn binary(&mut self, min_prec: u8) -> Result<Tree, PyError> {
         let mut lhs = self.unary()?;
         loop {
             let (op, prec) = match self.peek() {
@@ -361,12 +469,12 @@ impl<'a> Parser<'a> {
             }
             self.bump();
             let rhs = self.binary(prec + 1)?;
-            lhs = Expr::bin(op, lhs, rhs);
+            lhs = self.located(bin(op, lhs, rhs))?;
         }
     }
 
     /// Unary `-`, `+`, `~` (binding looser than `**` on their right).
-    fn unary(&mut self) -> Result<Expr, PyError> {
+    fn unary(&mut self) -> Result<Tree, PyError> {
         match self.peek() {
             Tok::Punct(Punct::Minus) => {
                 self.bump();
@@ -378,44 +486,47 @@ impl<'a> Parser<'a> {
                     )
                 {
                     self.bump();
-                    return Ok(Expr::Int(i64::MIN));
+                    return Ok(Tree::leaf(Expr::Int(i64::MIN)));
                 }
-                Ok(negate(self.unary()?))
+                let a = self.nested(Self::unary)?;
+                self.located(negate(a))
             }
             Tok::Punct(Punct::Plus) => {
                 self.bump();
-                self.unary()
+                self.nested(Self::unary)
             }
             Tok::Punct(Punct::Tilde) => {
                 self.bump();
-                Ok(Expr::Unary(UnaryOp::BitNot, Box::new(self.unary()?)))
+                let a = self.nested(Self::unary)?;
+                self.located(unary(UnaryOp::BitNot, a))
             }
             _ => self.power(),
         }
     }
 
     /// `base ** exponent` (right-associative; the exponent may carry a unary sign).
-    fn power(&mut self) -> Result<Expr, PyError> {
+    fn power(&mut self) -> Result<Tree, PyError> {
         let base = self.primary()?;
         if self.eat(Punct::DStar) {
-            let exp = self.unary()?;
-            return Ok(Expr::bin(BinaryOp::Pow, base, exp));
+            let exp = self.nested(Self::unary)?;
+            return self.located(bin(BinaryOp::Pow, base, exp));
         }
         Ok(base)
     }
 
     /// An atom followed by subscripts.
-    fn primary(&mut self) -> Result<Expr, PyError> {
+    fn primary(&mut self) -> Result<Tree, PyError> {
         let mut e = self.atom()?;
         loop {
             match self.peek() {
                 Tok::Punct(Punct::LBracket) => {
                     let at = self.bump();
                     let idx = self.subscripts()?;
-                    e = match e {
-                        Expr::Sym(n) => Expr::Index(n, idx),
+                    let depth = depth_over(&idx).max(e.depth);
+                    let expr = match e.expr {
+                        Expr::Sym(n) => Expr::Index(n, exprs(idx)),
                         Expr::Index(n, mut v) => {
-                            v.extend(idx);
+                            v.extend(exprs(idx));
                             Expr::Index(n, v)
                         }
                         _ => {
@@ -425,6 +536,7 @@ impl<'a> Parser<'a> {
                             ));
                         }
                     };
+                    e = Tree { expr, depth };
                 }
                 Tok::Punct(Punct::LParen) => {
                     return Err(self.err_here("call of a non-function expression".into()));
@@ -435,7 +547,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn subscripts(&mut self) -> Result<Vec<Expr>, PyError> {
+    fn subscripts(&mut self) -> Result<Vec<Tree>, PyError> {
         let mut idx = Vec::new();
         loop {
             if self.is_punct(Punct::Colon) {
@@ -456,18 +568,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn atom(&mut self) -> Result<Expr, PyError> {
+    fn atom(&mut self) -> Result<Tree, PyError> {
         let t = self.toks[self.pos];
         match t.kind {
             Tok::Int(v) => {
                 self.bump();
                 i64::try_from(v)
-                    .map(Expr::Int)
+                    .map(|v| Tree::leaf(Expr::Int(v)))
                     .map_err(|_| Self::err_at(&t, format!("integer literal '{v}' out of range")))
             }
             Tok::Float(v) => {
                 self.bump();
-                Ok(Expr::Float(v))
+                Ok(Tree::leaf(Expr::Float(v)))
             }
             Tok::Name(n) => self.name(n),
             Tok::Punct(Punct::LParen) => {
@@ -495,11 +607,11 @@ impl<'a> Parser<'a> {
     }
 
     /// A (possibly dotted) name: constant, symbol, or the callee of a call.
-    fn name(&mut self, n: &'a str) -> Result<Expr, PyError> {
+    fn name(&mut self, n: &'a str) -> Result<Tree, PyError> {
         let t = self.bump();
         match n {
-            "True" | "true" => return Ok(Expr::Bool(true)),
-            "False" | "false" => return Ok(Expr::Bool(false)),
+            "True" | "true" => return Ok(Tree::leaf(Expr::Bool(true))),
+            "False" | "false" => return Ok(Tree::leaf(Expr::Bool(false))),
             "None" | "lambda" | "yield" | "await" => {
                 return Err(Self::err_at(
                     &t,
@@ -542,17 +654,17 @@ impl<'a> Parser<'a> {
         if self.is_punct(Punct::LParen) {
             return self.call(&t, last);
         }
-        Ok(match last {
+        Ok(Tree::leaf(match last {
             "nan" | "NaN" => Expr::Float(f64::NAN),
             "inf" | "oo" => Expr::Float(f64::INFINITY),
             "pi" => Expr::Float(std::f64::consts::PI),
             "e" | "E" if dotted => Expr::Float(std::f64::consts::E),
             _ if dotted => return Err(Self::err_at(&t, format!("unknown name '{path}'"))),
             _ => Expr::Sym(last.to_string()),
-        })
+        }))
     }
 
-    fn call(&mut self, at: &Token<'a>, name: &str) -> Result<Expr, PyError> {
+    fn call(&mut self, at: &Token<'a>, name: &str) -> Result<Tree, PyError> {
         self.bump(); // (
         let mut args = Vec::new();
         loop {
@@ -594,8 +706,8 @@ impl<'a> Parser<'a> {
             }
         }
         if name == "symbol" && args.len() == 1 {
-            return match args.pop() {
-                Some(Expr::Sym(s)) => Ok(Expr::Sym(s)),
+            return match args.pop().map(|t| t.expr) {
+                Some(Expr::Sym(s)) => Ok(Tree::leaf(Expr::Sym(s))),
                 _ => Err(Self::err_at(
                     at,
                     "symbol(...) must name a symbol".to_string(),
@@ -614,29 +726,25 @@ fn aug_op(p: Punct) -> Option<BinaryOp> {
 }
 
 /// Unary minus, folded into numeric literals.
-fn negate(e: Expr) -> Expr {
-    match e {
-        Expr::Int(v) if v != i64::MIN => Expr::Int(-v),
-        Expr::Float(v) => Expr::Float(-v),
-        e => Expr::Unary(UnaryOp::Neg, Box::new(e)),
+fn negate(e: Tree) -> Result<Tree, String> {
+    match e.expr {
+        Expr::Int(v) if v != i64::MIN => Ok(Tree::leaf(Expr::Int(-v))),
+        Expr::Float(v) => Ok(Tree::leaf(Expr::Float(-v))),
+        expr => unary(UnaryOp::Neg, Tree { expr, ..e }),
     }
 }
 
-/// Folds `f(a, b, c)` into `f(f(a, b), c)`.
-fn fold_calls(f: Func, args: Vec<Expr>) -> Expr {
+/// Folds `f(a, b, c)` into `join(join(a, b), c)`, refused past [`MAX_DEPTH`].
+fn fold(args: Vec<Tree>, join: impl Fn(Expr, Expr) -> Expr) -> Result<Tree, String> {
     let mut it = args.into_iter();
     let first = it.next().expect("arity checked");
-    it.fold(first, |acc, a| Expr::Call(f, vec![acc, a]))
-}
-
-fn fold_bin(op: BinaryOp, args: Vec<Expr>) -> Expr {
-    let mut it = args.into_iter();
-    let first = it.next().expect("arity checked");
-    it.fold(first, |acc, a| Expr::bin(op, acc, a))
+    it.try_fold(first, |acc, a| {
+        node(1 + acc.depth.max(a.depth), || join(acc.expr, a.expr))
+    })
 }
 
 /// Maps a called name (last component of a dotted name) to an expression.
-fn resolve_call(name: &str, mut args: Vec<Expr>) -> Result<Expr, String> {
+fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
     let n = args.len();
     let arity = |want: usize| {
         if n == want {
@@ -660,26 +768,25 @@ fn resolve_call(name: &str, mut args: Vec<Expr>) -> Result<Expr, String> {
     let func = match name {
         "Min" | "min" => {
             at_least(2)?;
-            return Ok(fold_calls(Func::Min, args));
+            return fold(args, |a, b| Expr::Call(Func::Min, vec![a, b]));
         }
         "Max" | "max" => {
             at_least(2)?;
-            return Ok(fold_calls(Func::Max, args));
+            return fold(args, |a, b| Expr::Call(Func::Max, vec![a, b]));
         }
         "And" | "Or" => {
             at_least(1)?;
-            return Ok(fold_bin(
-                if name == "And" {
-                    BinaryOp::And
-                } else {
-                    BinaryOp::Or
-                },
-                args,
-            ));
+            let op = if name == "And" {
+                BinaryOp::And
+            } else {
+                BinaryOp::Or
+            };
+            return fold(args, |a, b| Expr::bin(op, a, b));
         }
         "Not" => {
             arity(1)?;
-            return Ok(Expr::Unary(UnaryOp::Not, Box::new(args.remove(0))));
+            let a = args.into_iter().next().expect("arity checked");
+            return unary(UnaryOp::Not, a);
         }
         "Mod" | "Eq" | "Ne" | "Lt" | "Le" | "Gt" | "Ge" => {
             arity(2)?;
@@ -692,9 +799,9 @@ fn resolve_call(name: &str, mut args: Vec<Expr>) -> Result<Expr, String> {
                 "Gt" => BinaryOp::Gt,
                 _ => BinaryOp::Ge,
             };
-            let b = args.pop().expect("arity checked");
-            let a = args.pop().expect("arity checked");
-            return Ok(Expr::bin(op, a, b));
+            let mut it = args.into_iter();
+            let (a, b) = (it.next(), it.next());
+            return bin(op, a.expect("arity checked"), b.expect("arity checked"));
         }
         "Abs" | "abs" | "fabs" => Func::Abs,
         "floor" => Func::Floor,
@@ -739,7 +846,8 @@ fn resolve_call(name: &str, mut args: Vec<Expr>) -> Result<Expr, String> {
         _ => 1,
     };
     arity(want)?;
-    Ok(Expr::Call(func, args))
+    let depth = depth_over(&args);
+    node(depth, || Expr::Call(func, exprs(args)))
 }
 
 #[cfg(test)]
@@ -1151,5 +1259,158 @@ mod tests {
         );
         assert!(parse_expr("x = 1").is_err());
         assert!(parse_expr("").is_err());
+    }
+
+    // ------------------------------------------------------------ resource limits
+
+    /// `prefix * n + core + suffix * n`.
+    fn nest(prefix: &str, core: &str, suffix: &str, n: usize) -> String {
+        format!("{}{core}{}", prefix.repeat(n), suffix.repeat(n))
+    }
+
+    /// `a op a op ... op a` with `n` terms.
+    fn chain(op: &str, n: usize) -> String {
+        vec!["a"; n].join(op)
+    }
+
+    /// Both parsers refuse `src` with a limit error.
+    fn assert_refused(src: &str) {
+        let what = &src[..src.len().min(40)];
+        let mut results = vec![parse_code(src).map(|_| ())];
+        if !src.contains(" = ") {
+            results.push(parse_expr(src).map(|_| ()));
+        }
+        let nested = format!("nested deeper than {MAX_NESTING} levels");
+        let deep = format!("tree deeper than {MAX_DEPTH} levels");
+        for r in results {
+            match r {
+                Ok(()) => panic!("{what}...: parsed"),
+                Err(e) => assert!(
+                    e.message.contains(&nested) || e.message.contains(&deep),
+                    "{what}...: {e}"
+                ),
+            }
+        }
+    }
+
+    /// Adversarial inputs 100,000 levels deep (or long) are refused with an
+    /// error naming the limit, not a stack overflow (unit tests run on
+    /// threads with a 2 MiB stack).
+    #[test]
+    fn deep_inputs_are_refused() {
+        const N: usize = 100_000;
+        let cases = [
+            nest("(", "a", ")", N),
+            nest("-(", "a", ")", N),
+            nest("a+(", "a", ")", N),
+            nest("f(", "a", ")", N),
+            nest("sqrt(", "a", ")", N),
+            nest("a[", "i", "]", N),
+            nest("-", "a", "", N),
+            nest("~", "a", "", N),
+            nest("+", "a", "", N),
+            nest("not ", "a", "", N),
+            nest("a if c else ", "b", "", N),
+            nest("Min(a, ", "b", ")", N),
+            chain("+", N),
+            chain("-", N),
+            chain(" * ", N),
+            chain(" and ", N),
+            chain(" or ", N),
+            chain(" < ", N),
+            chain("**", N),
+            format!("Min({})", chain(", ", N)),
+            format!("Max({})", chain(", ", N)),
+            format!("And({})", chain(", ", N)),
+            format!("x = {}", chain("+", N)),
+            format!("x[{}] = 1", chain("+", N)),
+        ];
+        for src in &cases {
+            assert_refused(src);
+        }
+        // Wide but shallow is fine.
+        let wide = format!("a[{}]", chain(", ", N));
+        assert!(matches!(parse_expr(&wide), Ok(Expr::Index(_, ref v)) if v.len() == N));
+        let many = vec!["x = a + b"; N].join("\n");
+        assert_eq!(code(&many).len(), N);
+    }
+
+    /// The deepest inputs the parser accepts, one for each way of building
+    /// depth, and the input one level past each.
+    fn at_the_limit() -> Vec<(String, String)> {
+        let (d, n) = (MAX_DEPTH, MAX_NESTING);
+        // Chain length per level for nested chains of depth at most d.
+        let k = (d - 1) / (n - 1);
+        vec![
+            // Tree depth: a left-deep chain of d - 1 operators has depth d.
+            (chain("+", d), chain("+", d + 1)),
+            (chain(" - ", d), chain(" - ", d + 1)),
+            (chain("*", d), chain("*", d + 1)),
+            (chain(" and ", d), chain(" and ", d + 1)),
+            (
+                format!("Min({})", chain(", ", d)),
+                format!("Min({})", chain(", ", d + 1)),
+            ),
+            // Nested chains add up when the parenthesis is the left operand:
+            // (((a)+a+a)+a+a) has depth 1 + 2 * 2.
+            (
+                nest("(", "a", &format!("){}", "+a".repeat(k)), n - 1),
+                nest("(", "a", &format!("){}", "+a".repeat(k + 1)), n - 1),
+            ),
+            // Syntactic nesting: one level per parenthesis (the outermost
+            // expression is the first) ...
+            (nest("(", "a", ")", n - 1), nest("(", "a", ")", n)),
+            (nest("a+(", "a", ")", n - 1), nest("a+(", "a", ")", n)),
+            (nest("-", "a", "", n - 1), nest("-", "a", "", n)),
+            // ... and two per `-(`: the prefix and the parenthesis.
+            (nest("-(", "a", ")", n / 2 - 1), nest("-(", "a", ")", n / 2)),
+        ]
+    }
+
+    #[test]
+    fn limit_is_exact() {
+        for (ok, bad) in at_the_limit() {
+            let e = parse_expr(&ok).unwrap_or_else(|e| panic!("{}...: {e}", &ok[..40]));
+            assert!(tree_depth(&e) <= MAX_DEPTH);
+            assert_refused(&bad);
+        }
+        // The error points at the token where the limit was passed.
+        let e = parse_expr(&chain("+", MAX_DEPTH + 1)).unwrap_err();
+        assert_eq!((e.line, e.col), (1, 2 * MAX_DEPTH + 2));
+        let e = parse_expr(&nest("(", "a", ")", MAX_NESTING)).unwrap_err();
+        assert_eq!((e.line, e.col), (1, MAX_NESTING + 1));
+    }
+
+    /// Every later pass recurses over trees: the deepest accepted ones must
+    /// go through the simplifier and the C++ printer on a 2 MiB stack.
+    #[test]
+    fn accepted_trees_survive_later_passes() {
+        for (ok, _) in at_the_limit() {
+            let e = parse_expr(&ok).unwrap();
+            let s = crate::ir::simplify::simplify(&e);
+            assert!(!crate::back::cexpr::to_cpp(&e).is_empty());
+            assert!(!crate::back::cexpr::to_cpp(&s).is_empty());
+            let _ = crate::ir::simplify::free_symbols(&e);
+            assert_eq!(e.clone(), e);
+        }
+    }
+
+    /// Depth of a tree (a leaf is 1), without recursion.
+    fn tree_depth(e: &Expr) -> usize {
+        let mut max = 0;
+        let mut stack = vec![(e, 1)];
+        while let Some((e, d)) = stack.pop() {
+            max = max.max(d);
+            match e {
+                Expr::Unary(_, a) => stack.push((a, d + 1)),
+                Expr::Binary(_, a, b) => stack.extend([(&**a, d + 1), (&**b, d + 1)]),
+                Expr::Ternary(c, a, b) => {
+                    stack.extend([(&**c, d + 1), (&**a, d + 1), (&**b, d + 1)])
+                }
+                Expr::Call(_, v) | Expr::Index(_, v) => stack.extend(v.iter().map(|x| (x, d + 1))),
+                _ => {}
+            }
+        }
+        max
     }
 }

@@ -1,0 +1,218 @@
+//! Every GPU fixture, in every memory mode, compiles with nvcc (sm_80 and
+//! sm_90, warnings as errors) and with hipcc (gfx90a), and the resulting
+//! library loads with dlopen without unresolved symbols. The toolchains are
+//! installed by scripts/install-gpu-toolchains.sh; a missing toolchain fails
+//! the test (it never skips).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use sdfgc::driver::{CompileOptions, Mode, Target};
+
+const MODES: [Option<Mode>; 4] = [
+    Some(Mode::Scoped),
+    Some(Mode::Pool),
+    Some(Mode::Persistent),
+    Some(Mode::External),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// nvcc: $SDFGC_NVCC, else the one scripts/install-gpu-toolchains.sh installs.
+fn nvcc() -> PathBuf {
+    if let Ok(p) = std::env::var("SDFGC_NVCC") {
+        return PathBuf::from(p);
+    }
+    let lib = root().join("build/venv-cuda/lib");
+    let found = std::fs::read_dir(&lib).ok().and_then(|mut d| {
+        d.find_map(|e| {
+            e.ok()
+                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
+                .filter(|p| p.exists())
+        })
+    });
+    found.unwrap_or_else(|| {
+        panic!("nvcc not found: run `bash scripts/install-gpu-toolchains.sh` (or set SDFGC_NVCC)")
+    })
+}
+
+fn hipcc() -> PathBuf {
+    let p = std::env::var("SDFGC_HIPCC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from("hipcc"));
+    let ok = Command::new(&p)
+        .arg("--version")
+        .env("HIP_PLATFORM", "amd")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "hipcc not found: run `bash scripts/install-gpu-toolchains.sh` (or set SDFGC_HIPCC)"
+    );
+    p
+}
+
+/// GPU fixtures: (file, target). HIP files compile for HIP, the others for CUDA and HIP.
+fn jobs() -> Vec<(PathBuf, Target)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root().join("fixtures")];
+    while let Some(d) = stack.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name == "hip.sdfg" {
+                out.push((p, Target::Hip));
+            } else if name.ends_with(".sdfg") && name.contains("gpu") && !name.contains("static") {
+                out.push((p.clone(), Target::Cuda));
+                out.push((p, Target::Hip));
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.0, a.1 as u8).cmp(&(&b.0, b.1 as u8)));
+    out
+}
+
+fn build(src: &Path, target: Target, lib: &Path, nvcc: &Path, hipcc: &Path) -> Result<(), String> {
+    let mut cmd = match target {
+        Target::Cuda => {
+            let mut c = Command::new(nvcc);
+            c.args([
+                "-std=c++17",
+                "-gencode",
+                "arch=compute_80,code=sm_80",
+                "-gencode",
+                "arch=compute_90,code=sm_90",
+            ]);
+            c.args(["-Werror", "all-warnings", "-Xcompiler", "-fPIC", "-shared"]);
+            c
+        }
+        _ => {
+            let mut c = Command::new(hipcc);
+            c.env("HIP_PLATFORM", "amd").args([
+                "-std=c++17",
+                "--offload-arch=gfx90a",
+                "-fPIC",
+                "-shared",
+                "-Wall",
+                "-Werror",
+                "-Wno-unused-function",
+                "-Wno-unused-variable",
+                "-Wno-unused-result",
+            ]);
+            c
+        }
+    };
+    let out = cmd
+        .arg(src)
+        .arg("-o")
+        .arg(lib)
+        .output()
+        .map_err(|e| format!("cannot run the compiler: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(err
+            .lines()
+            .filter(|l| l.contains("error"))
+            .take(6)
+            .collect::<Vec<_>>()
+            .join("\n"));
+    }
+    // dlopen with RTLD_NOW: every symbol must resolve.
+    let check = Command::new("python3")
+        .arg("-c")
+        .arg("import ctypes,sys; ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL|2)")
+        .arg(lib)
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !check.status.success() {
+        return Err(format!(
+            "dlopen failed: {}",
+            String::from_utf8_lossy(&check.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
+    let (nvcc, hipcc) = (nvcc(), hipcc());
+    let tasks: Vec<(PathBuf, Target, Option<Mode>)> = jobs()
+        .into_iter()
+        .flat_map(|(f, t)| MODES.iter().map(move |m| (f.clone(), t, *m)))
+        .collect();
+    assert!(tasks.len() >= 900, "only {} compiles found", tasks.len());
+    let queue = Mutex::new(tasks.clone());
+    let failures = Mutex::new(Vec::new());
+    let scratch = tempfile::tempdir().unwrap();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some((file, target, mode)) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let k = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let work = scratch.path().join(format!("{k}"));
+                    std::fs::create_dir_all(&work).unwrap();
+                    let opts = CompileOptions {
+                        mode,
+                        output: work.clone(),
+                        ..CompileOptions::new(target)
+                    };
+                    let what = format!(
+                        "{} [{target:?} {mode:?}]",
+                        file.strip_prefix(root()).unwrap_or(&file).display()
+                    );
+                    let res = sdfgc::driver::generate(&file, &opts)
+                        .map_err(|e| e.to_string())
+                        .and_then(|outs| {
+                            sdfgc::driver::write_outputs(&work, &outs)
+                                .map_err(|e| e.to_string())?;
+                            let (name, _) = outs
+                                .iter()
+                                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+                                .ok_or("no GPU source")?;
+                            build(
+                                &work.join(name),
+                                target,
+                                &work.join("lib.so"),
+                                &nvcc,
+                                &hipcc,
+                            )
+                        });
+                    if let Err(e) = res {
+                        failures.lock().unwrap().push(format!("{what}: {e}"));
+                    }
+                    let _ = std::fs::remove_dir_all(&work);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    println!(
+        "{} of {} GPU compiles passed",
+        tasks.len() - failures.len(),
+        tasks.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n")
+    );
+}

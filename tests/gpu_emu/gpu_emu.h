@@ -1,0 +1,136 @@
+// A tiny CUDA/HIP runtime emulation on the CPU, for tests only: it lets the
+// generated .cu/.hip files be compiled by g++ and run on a machine without a
+// GPU, so that kernel index math, launches, copies, memory modes and the
+// workspace protocol are checked by running them. Kernels run sequentially,
+// one thread after another (kernels that need __syncthreads are not supported).
+// "Device" memory is host memory, but the emulator remembers which pointers
+// came from cudaMalloc, so pointer-attribute queries answer correctly.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <set>
+#include <mutex>
+#include <utility>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+template <typename F>
+inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
+    gridDim = grid;
+    blockDim = block;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+        for (unsigned by = 0; by < grid.y; ++by)
+            for (unsigned bx = 0; bx < grid.x; ++bx)
+                for (unsigned tz = 0; tz < block.z; ++tz)
+                    for (unsigned ty = 0; ty < block.y; ++ty)
+                        for (unsigned tx = 0; tx < block.x; ++tx) {
+                            blockIdx = dim3(bx, by, bz);
+                            threadIdx = dim3(tx, ty, tz);
+                            body();
+                        }
+}
+
+inline std::set<void *> &sdfgc_emu_device_pointers() {
+    static std::set<void *> s;
+    return s;
+}
+
+#define SDFGC_EMU_API(P)                                                                           \
+    typedef int P##Error_t;                                                                        \
+    enum { P##Success = 0, P##ErrorInvalidValue = 1 };                                             \
+    typedef struct P##EmuStream *P##Stream_t;                                                      \
+    typedef struct P##EmuEvent *P##Event_t;                                                        \
+    typedef struct P##EmuPool *P##MemPool_t;                                                       \
+    enum P##MemcpyKind { P##MemcpyHostToHost, P##MemcpyHostToDevice, P##MemcpyDeviceToHost,        \
+                         P##MemcpyDeviceToDevice, P##MemcpyDefault };                              \
+    static constexpr std::nullptr_t P##StreamDefault = nullptr;                                    \
+    enum { P##StreamNonBlocking = 1, P##EventDisableTiming = 2 };                                  \
+    enum P##MemPoolAttr { P##MemPoolAttrReleaseThreshold };                                        \
+    enum P##MemoryType { P##MemoryTypeUnregistered, P##MemoryTypeHost, P##MemoryTypeDevice,        \
+                         P##MemoryTypeManaged };                                                   \
+    inline const char *P##GetErrorString(P##Error_t) { return "emulated error"; }                  \
+    inline P##Error_t P##GetLastError() { return P##Success; }                                     \
+    inline P##Error_t P##Malloc(void **p, size_t n) {                                              \
+        *p = std::aligned_alloc(256, (n + 255) / 256 * 256 + 256);                                 \
+        sdfgc_emu_device_pointers().insert(*p);                                                    \
+        return *p ? P##Success : P##ErrorInvalidValue;                                             \
+    }                                                                                              \
+    inline P##Error_t P##Free(void *p) {                                                           \
+        if (p && !sdfgc_emu_device_pointers().erase(p)) return P##ErrorInvalidValue;               \
+        std::free(p);                                                                              \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##MallocAsync(void **p, size_t n, P##Stream_t) { return P##Malloc(p, n); }  \
+    inline P##Error_t P##FreeAsync(void *p, P##Stream_t) { return P##Free(p); }                    \
+    inline P##Error_t P##MemcpyAsync(void *d, const void *s, size_t n, P##MemcpyKind, P##Stream_t) { \
+        std::memmove(d, s, n);                                                                     \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##MemsetAsync(void *d, int v, size_t n, P##Stream_t) {                      \
+        std::memset(d, v, n);                                                                      \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##StreamSynchronize(P##Stream_t) { return P##Success; }                     \
+    inline P##Error_t P##DeviceSynchronize() { return P##Success; }                                \
+    inline P##Error_t P##GetDevice(int *d) { *d = 0; return P##Success; }                          \
+    inline P##Error_t P##DeviceGetDefaultMemPool(P##MemPool_t *p, int) {                           \
+        *p = nullptr;                                                                              \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##MemPoolSetAttribute(P##MemPool_t, P##MemPoolAttr, void *) { return P##Success; } \
+    inline P##Error_t P##StreamCreateWithFlags(P##Stream_t *s, unsigned) {                         \
+        *s = reinterpret_cast<P##Stream_t>(new char[1]);                                           \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##StreamDestroy(P##Stream_t s) {                                            \
+        delete[] reinterpret_cast<char *>(s);                                                      \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##EventCreateWithFlags(P##Event_t *e, unsigned) {                           \
+        *e = reinterpret_cast<P##Event_t>(new char[1]);                                            \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##EventDestroy(P##Event_t e) {                                              \
+        delete[] reinterpret_cast<char *>(e);                                                      \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##EventRecord(P##Event_t, P##Stream_t) { return P##Success; }               \
+    inline P##Error_t P##StreamWaitEvent(P##Stream_t, P##Event_t, unsigned) { return P##Success; }
+
+SDFGC_EMU_API(cuda)
+SDFGC_EMU_API(hip)
+
+struct cudaPointerAttributes {
+    cudaMemoryType type;
+};
+inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
+    a->type = sdfgc_emu_device_pointers().count(const_cast<void *>(p)) ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+    return cudaSuccess;
+}
+#define HIP_VERSION_MAJOR 5
+struct hipPointerAttribute_t {
+    hipMemoryType memoryType;
+};
+inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t *a, const void *p) {
+    a->memoryType = sdfgc_emu_device_pointers().count(const_cast<void *>(p)) ? hipMemoryTypeDevice : hipMemoryTypeUnregistered;
+    return hipSuccess;
+}
+
+// Atomics: kernels run one thread at a time, so plain updates are exact.
+template <typename T> inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+template <typename T> inline T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+template <typename T> inline T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }
+template <typename T> inline T atomicCAS(T *p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }

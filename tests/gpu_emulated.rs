@@ -1,0 +1,223 @@
+//! GPU code, run: every GPU fixture is generated for CUDA (and its HIP
+//! variants for HIP) in every memory mode, compiled by g++ against a CPU
+//! emulation of the runtime (tests/gpu_emu: kernels run thread by thread,
+//! device memory is host memory), and run by the project's harness on the
+//! case's inputs with the workspace poisoned. This checks kernel index math,
+//! launch geometry, host/device copies, the memory modes and the workspace
+//! layout by execution on a machine without a GPU; nvcc and hipcc compile
+//! the same files in tests/gpu_compile.rs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::harness::{RunOptions, run_case};
+use sdfgc::driver::{CompileOptions, Mode, Target};
+
+const MODES: [Option<Mode>; 5] = [
+    None,
+    Some(Mode::Scoped),
+    Some(Mode::Pool),
+    Some(Mode::Persistent),
+    Some(Mode::External),
+];
+
+/// (case directory, variant file, target) of every GPU fixture.
+pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        let is_case = entries
+            .iter()
+            .any(|p| p.file_name().unwrap() == "case.json");
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if is_case && name.ends_with(".sdfg") {
+                let target = if name == "hip.sdfg" {
+                    Target::Hip
+                } else if name.contains("gpu") && !name.contains("static") {
+                    Target::Cuda
+                } else {
+                    continue;
+                };
+                out.push((d.clone(), name, target));
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    out
+}
+
+/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the emulator's launcher.
+fn emulate_launches(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    for line in src.lines() {
+        if let (Some(open), Some(close)) = (line.find("<<<"), line.find(">>>(")) {
+            let head = &line[..open];
+            let name_start = head
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(|i| i + 1)
+                .unwrap_or(0);
+            let name = &head[name_start..];
+            let config = &line[open + 3..close];
+            let args = line[close + 4..]
+                .trim_end()
+                .trim_end_matches(';')
+                .trim_end_matches(')');
+            let mut depth = 0;
+            let mut parts = vec![String::new()];
+            for ch in config.chars() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        parts.push(String::new());
+                        continue;
+                    }
+                    _ => {}
+                }
+                parts.last_mut().unwrap().push(ch);
+            }
+            out.push_str(&format!(
+                "{}sdfgc_emu_launch(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
+                &head[..name_start],
+                parts[0].trim(),
+                parts[1].trim()
+            ));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn mode_name(m: Option<Mode>) -> String {
+    m.map(|m| format!("{m:?}").to_lowercase())
+        .unwrap_or_else(|| "default".into())
+}
+
+fn run_one(
+    dir: &Path,
+    variant: &str,
+    target: Target,
+    mode: Option<Mode>,
+    work: &Path,
+) -> Result<(), String> {
+    let opts = CompileOptions {
+        mode,
+        output: work.to_path_buf(),
+        ..CompileOptions::new(target)
+    };
+    let outs =
+        sdfgc::driver::generate(&dir.join(variant), &opts).map_err(|e| format!("generate: {e}"))?;
+    let (_, src) = outs
+        .iter()
+        .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+        .ok_or("no GPU source")?;
+    let emu = work.join("emulated.cpp");
+    std::fs::write(&emu, emulate_launches(src)).map_err(|e| e.to_string())?;
+    let lib = work.join("lib.so");
+    let inc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_emu");
+    let cc = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-fopenmp",
+            "-fPIC",
+            "-shared",
+            "-Wall",
+            "-Wno-unused-function",
+            "-Wno-unused-variable",
+            "-Wno-stringop-overflow",
+            "-Werror",
+        ])
+        .arg("-I")
+        .arg(&inc)
+        .args(["-x", "c++"])
+        .arg(&emu)
+        .arg("-o")
+        .arg(&lib)
+        .output()
+        .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
+    if !cc.status.success() {
+        let err = String::from_utf8_lossy(&cc.stderr);
+        return Err(format!(
+            "g++ failed:\n{}",
+            err.lines().take(10).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    let run = RunOptions {
+        variant: variant.to_string(),
+        poison: true,
+        workspace_exact: true,
+        repeat: 2,
+        emulated_device: true,
+        ..Default::default()
+    };
+    let report = run_case(dir, &lib, &run)?;
+    if !report.ok {
+        return Err(format!("run failed: {}", report.message));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
+    let tasks: Vec<(PathBuf, String, Target, Option<Mode>)> = gpu_jobs()
+        .into_iter()
+        .flat_map(|(d, v, t)| MODES.iter().map(move |m| (d.clone(), v.clone(), t, *m)))
+        .collect();
+    assert!(tasks.len() >= 300, "only {} runs found", tasks.len());
+    let queue = Mutex::new(tasks.clone());
+    let failures = Mutex::new(Vec::new());
+    let scratch = tempfile::tempdir().unwrap();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some((dir, variant, target, mode)) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let case = dir.file_name().unwrap().to_string_lossy().to_string();
+                    let work = scratch
+                        .path()
+                        .join(format!("{case}.{variant}.{}", mode_name(mode)));
+                    std::fs::create_dir_all(&work).unwrap();
+                    if let Err(e) = run_one(&dir, &variant, target, mode, &work) {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{case}/{variant} [{}]: {e}", mode_name(mode)));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    println!(
+        "{} of {} emulated GPU runs passed",
+        tasks.len() - failures.len(),
+        tasks.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n\n")
+    );
+}
