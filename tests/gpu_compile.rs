@@ -10,11 +10,13 @@ use std::sync::Mutex;
 
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
-const MODES: [Option<Mode>; 4] = [
-    Some(Mode::Scoped),
-    Some(Mode::Pool),
-    Some(Mode::Persistent),
-    Some(Mode::External),
+/// (memory mode, streams) combinations every GPU fixture compiles in.
+const MODES: [(Option<Mode>, u32); 5] = [
+    (Some(Mode::Scoped), 1),
+    (Some(Mode::Pool), 1),
+    (Some(Mode::Persistent), 1),
+    (Some(Mode::External), 1),
+    (Some(Mode::Pool), 3),
 ];
 
 fn root() -> PathBuf {
@@ -146,7 +148,7 @@ fn build(src: &Path, target: Target, lib: &Path, nvcc: &Path, hipcc: &Path) -> R
 #[test]
 fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
     let (nvcc, hipcc) = (nvcc(), hipcc());
-    let tasks: Vec<(PathBuf, Target, Option<Mode>)> = jobs()
+    let tasks: Vec<(PathBuf, Target, (Option<Mode>, u32))> = jobs()
         .into_iter()
         .flat_map(|(f, t)| MODES.iter().map(move |m| (f.clone(), t, *m)))
         .collect();
@@ -162,7 +164,7 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
-                    let Some((file, target, mode)) = queue.lock().unwrap().pop() else {
+                    let Some((file, target, (mode, streams))) = queue.lock().unwrap().pop() else {
                         break;
                     };
                     let k = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -170,11 +172,12 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
                     std::fs::create_dir_all(&work).unwrap();
                     let opts = CompileOptions {
                         mode,
+                        streams,
                         output: work.clone(),
                         ..CompileOptions::new(target)
                     };
                     let what = format!(
-                        "{} [{target:?} {mode:?}]",
+                        "{} [{target:?} {mode:?}, {streams} streams]",
                         file.strip_prefix(root()).unwrap_or(&file).display()
                     );
                     let res = sdfgc::driver::generate(&file, &opts)

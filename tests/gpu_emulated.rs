@@ -16,12 +16,17 @@ use std::sync::Mutex;
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
-const MODES: [Option<Mode>; 5] = [
-    None,
-    Some(Mode::Scoped),
-    Some(Mode::Pool),
-    Some(Mode::Persistent),
-    Some(Mode::External),
+/// A memory mode and a number of streams.
+type Config = (Option<Mode>, u32);
+
+/// (memory mode, streams) combinations every GPU case runs in.
+const MODES: [Config; 6] = [
+    (None, 1),
+    (Some(Mode::Scoped), 1),
+    (Some(Mode::Pool), 1),
+    (Some(Mode::Persistent), 1),
+    (Some(Mode::External), 1),
+    (Some(Mode::External), 3),
 ];
 
 /// (case directory, variant file, target) of every GPU fixture.
@@ -102,20 +107,27 @@ fn emulate_launches(src: &str) -> String {
     out
 }
 
-fn mode_name(m: Option<Mode>) -> String {
-    m.map(|m| format!("{m:?}").to_lowercase())
-        .unwrap_or_else(|| "default".into())
+fn mode_name((m, streams): (Option<Mode>, u32)) -> String {
+    let m = m
+        .map(|m| format!("{m:?}").to_lowercase())
+        .unwrap_or_else(|| "default".into());
+    if streams > 1 {
+        format!("{m}-{streams}streams")
+    } else {
+        m
+    }
 }
 
 fn run_one(
     dir: &Path,
     variant: &str,
     target: Target,
-    mode: Option<Mode>,
+    (mode, streams): (Option<Mode>, u32),
     work: &Path,
 ) -> Result<(), String> {
     let opts = CompileOptions {
         mode,
+        streams,
         output: work.to_path_buf(),
         ..CompileOptions::new(target)
     };
@@ -174,7 +186,7 @@ fn run_one(
 
 #[test]
 fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
-    let tasks: Vec<(PathBuf, String, Target, Option<Mode>)> = gpu_jobs()
+    let tasks: Vec<(PathBuf, String, Target, Config)> = gpu_jobs()
         .into_iter()
         .flat_map(|(d, v, t)| MODES.iter().map(move |m| (d.clone(), v.clone(), t, *m)))
         .collect();

@@ -54,18 +54,37 @@ pub fn live_ranges(sdfg: &Sdfg) -> LiveRanges {
     w.region(sdfg, &sdfg.body);
     let loops = std::mem::take(&mut w.loops);
     let mut ranges = w.ranges;
+    let contains =
+        |outer: &Live, inner: &Live| inner.start >= outer.start && inner.end <= outer.end;
+    // Loops whose every iteration kills the container before reading it: the
+    // container is dead at their entry and exit, so no loop around them carries it either.
+    let killed: std::collections::BTreeMap<(u32, String), Vec<Live>> = ranges
+        .iter()
+        .map(|(key, live)| {
+            let spans = loops
+                .iter()
+                .filter(|l| {
+                    contains(&l.span, live) && l.killed_each_iteration(w.uses.get(key), *live)
+                })
+                .map(|l| l.span)
+                .collect();
+            (key.clone(), spans)
+        })
+        .collect();
     // Extend ranges over loops until nothing changes (extending may reach outer loops).
     let mut changed = true;
     while changed {
         changed = false;
         for (key, live) in ranges.iter_mut() {
             for l in &loops {
-                let inside = live.start >= l.span.start && live.end <= l.span.end;
                 let covers = live.start <= l.span.start && live.end >= l.span.end;
                 if !live.overlaps(&l.span) || covers {
                     continue;
                 }
-                if inside && l.killed_each_iteration(w.uses.get(key), *live) {
+                let dead_around = killed[key]
+                    .iter()
+                    .any(|k| contains(k, live) && contains(&l.span, k));
+                if dead_around {
                     continue;
                 }
                 live.cover(l.span.start);

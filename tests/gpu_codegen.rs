@@ -1,0 +1,249 @@
+//! Properties of the generated GPU code that the runtime cannot show without
+//! a GPU: external mode allocates nothing outside init/exit, pool mode frees
+//! every buffer it allocates, events are created only in init and destroyed
+//! in exit, and every call ends by joining every internal stream into the
+//! host's stream.
+
+use std::path::PathBuf;
+
+use sdfgc::driver::{CompileOptions, Mode, Target};
+
+fn gpu_files() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name.ends_with(".sdfg")
+                && (name.contains("gpu") || name == "hip.sdfg")
+                && !name.contains("static")
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn generate(file: &std::path::Path, target: Target, mode: Mode, streams: u32) -> String {
+    let opts = CompileOptions {
+        mode: Some(mode),
+        streams,
+        ..CompileOptions::new(target)
+    };
+    let outs = sdfgc::driver::generate(file, &opts).unwrap_or_else(|e| panic!("{e}"));
+    outs.into_iter()
+        .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+        .unwrap()
+        .1
+}
+
+/// The text of the function whose definition line contains `signature`.
+fn function<'a>(src: &'a str, signature: &str) -> &'a str {
+    let start = src
+        .find(signature)
+        .unwrap_or_else(|| panic!("no {signature}"));
+    let end = src[start..]
+        .find("\n}\n")
+        .map(|e| start + e + 3)
+        .unwrap_or(src.len());
+    &src[start..end]
+}
+
+/// The file without the init and exit functions.
+fn outside_init_exit(src: &str) -> String {
+    let mut rest = src.to_string();
+    for sig in ["*__dace_init_", "int __dace_exit_"] {
+        let f = function(src, sig).to_string();
+        rest = rest.replace(&f, "");
+    }
+    rest
+}
+
+#[test]
+fn external_mode_allocates_nothing_outside_init_and_exit() {
+    for file in gpu_files() {
+        for target in [Target::Cuda, Target::Hip] {
+            let src = generate(&file, target, Mode::External, 1);
+            let rest = outside_init_exit(&src);
+            for call in [
+                "Malloc(",
+                "MallocAsync(",
+                "Free(",
+                "FreeAsync(",
+                "sdfgc_alloc<",
+                "sdfgc_free(",
+                "malloc(",
+                "new ",
+            ] {
+                let hits: Vec<&str> = rest
+                    .lines()
+                    .filter(|l| {
+                        l.contains(call)
+                            && !l.trim_start().starts_with("//")
+                            && !l.contains("static inline")
+                    })
+                    .collect();
+                let hits: Vec<&&str> = hits
+                    .iter()
+                    .filter(|l| {
+                        !l.contains("T *sdfgc_alloc(")
+                            && !l.contains("void sdfgc_free(")
+                            && !l.contains("operator new")
+                    })
+                    .collect();
+                assert!(
+                    hits.is_empty(),
+                    "{} [{target:?}]: {call} outside init/exit:\n{hits:?}",
+                    file.display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn pool_mode_frees_every_buffer_it_allocates() {
+    let mut allocations = 0;
+    for file in gpu_files() {
+        let src = generate(&file, Target::Cuda, Mode::Pool, 1);
+        for line in src
+            .lines()
+            .filter(|l| l.contains("cudaMallocAsync((void **)&"))
+        {
+            let name = line
+                .split("cudaMallocAsync((void **)&")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap();
+            let free = format!("cudaFreeAsync({name},");
+            assert!(
+                src.contains(&free),
+                "{}: {name} is allocated with cudaMallocAsync but never freed",
+                file.display()
+            );
+            allocations += 1;
+        }
+        let mallocs = src.matches("cudaMallocAsync(").count();
+        let frees = src.matches("cudaFreeAsync(").count();
+        assert_eq!(
+            mallocs,
+            frees,
+            "{}: {mallocs} cudaMallocAsync vs {frees} cudaFreeAsync",
+            file.display()
+        );
+        if mallocs > 0 {
+            let init = function(&src, "*__dace_init_");
+            assert!(
+                init.contains("cudaMemPoolAttrReleaseThreshold"),
+                "{}: pool threshold not raised at init",
+                file.display()
+            );
+        }
+    }
+    assert!(allocations > 20, "only {allocations} pool allocations seen");
+}
+
+#[test]
+fn events_live_in_init_and_exit_and_every_call_joins_internal_streams() {
+    let streams = 3;
+    for file in gpu_files().iter().take(40) {
+        for target in [Target::Cuda, Target::Hip] {
+            let api = if target == Target::Cuda {
+                "cuda"
+            } else {
+                "hip"
+            };
+            let src = generate(file, target, Mode::External, streams);
+            let init = function(&src, "*__dace_init_");
+            let exit = function(&src, "int __dace_exit_");
+            let rest = outside_init_exit(&src);
+            for (what, create, destroy) in [
+                ("event", "EventCreateWithFlags", "EventDestroy"),
+                ("stream", "StreamCreateWithFlags", "StreamDestroy"),
+            ] {
+                let create = format!("{api}{create}");
+                let destroy = format!("{api}{destroy}");
+                assert!(
+                    init.contains(&create),
+                    "{}: no {what} created in init",
+                    file.display()
+                );
+                assert!(
+                    !rest.contains(&create),
+                    "{}: {what} created outside init",
+                    file.display()
+                );
+                assert!(
+                    exit.contains(&destroy),
+                    "{}: {what}s not destroyed in exit",
+                    file.display()
+                );
+                assert!(
+                    !rest.contains(&destroy),
+                    "{}: {what} destroyed outside exit",
+                    file.display()
+                );
+            }
+            assert!(
+                init.contains(&format!("{api}EventDisableTiming")),
+                "{}",
+                file.display()
+            );
+            // The end of the program function: every internal stream joins stream 0.
+            let program = function(&src, "static void __program_");
+            let tail: String = program
+                .lines()
+                .rev()
+                .take(4 * streams as usize + 8)
+                .collect::<Vec<_>>()
+                .join("\n");
+            for i in 1..streams {
+                assert!(
+                    tail.contains(&format!(
+                        "{api}EventRecord(__state->gpu_events[{i}], __state->gpu_streams[{i}])"
+                    )),
+                    "{}: stream {i} not recorded at exit:\n{tail}",
+                    file.display()
+                );
+                assert!(
+                    tail.contains(&format!(
+                        "{api}StreamWaitEvent(__state->gpu_streams[0], __state->gpu_events[{i}], 0)"
+                    )),
+                    "{}: stream 0 does not wait for stream {i} at exit",
+                    file.display()
+                );
+            }
+            // The number of events created is exactly the number used.
+            let used = src.matches("__state->gpu_events[").count();
+            assert!(used > 0);
+            let max_index = src
+                .split("__state->gpu_events[")
+                .skip(1)
+                .filter_map(|s| s.split(']').next()?.parse::<usize>().ok())
+                .max()
+                .unwrap_or(0);
+            assert!(
+                init.contains(&format!("i < {}", max_index + 1)),
+                "{}: events used up to {max_index} but not all created",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn one_stream_has_no_events() {
+    let file = &gpu_files()[0];
+    let src = generate(file, Target::Cuda, Mode::External, 1);
+    assert!(!src.contains("gpu_events"), "{}", file.display());
+    assert!(src.contains("__dace_gpu_set_all_streams"));
+    assert!(src.contains("__dace_gpu_set_stream("));
+}
