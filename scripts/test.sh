@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 command -v g++ >/dev/null || { echo "error: g++ is required by the tests" >&2; exit 1; }
 cargo fmt --all -- --check
 cargo clippy --all-targets --release -- -D warnings
-cargo test --release
+INSTA_UPDATE=no cargo test --release
