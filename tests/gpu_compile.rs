@@ -6,8 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
+mod common;
+
+use common::corpus::run_parallel;
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// (memory mode, streams) combinations every GPU fixture compiles in.
@@ -153,59 +155,36 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
         .flat_map(|(f, t)| MODES.iter().map(move |m| (f.clone(), t, *m)))
         .collect();
     assert!(tasks.len() >= 900, "only {} compiles found", tasks.len());
-    let queue = Mutex::new(tasks.clone());
-    let failures = Mutex::new(Vec::new());
-    let scratch = tempfile::tempdir().unwrap();
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    let counter = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let Some((file, target, (mode, streams))) = queue.lock().unwrap().pop() else {
-                        break;
-                    };
-                    let k = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let work = scratch.path().join(format!("{k}"));
-                    std::fs::create_dir_all(&work).unwrap();
-                    let opts = CompileOptions {
-                        mode,
-                        streams,
-                        output: work.clone(),
-                        ..CompileOptions::new(target)
-                    };
-                    let what = format!(
-                        "{} [{target:?} {mode:?}, {streams} streams]",
-                        file.strip_prefix(root()).unwrap_or(&file).display()
-                    );
-                    let res = sdfgc::driver::generate(&file, &opts)
-                        .map_err(|e| e.to_string())
-                        .and_then(|outs| {
-                            sdfgc::driver::write_outputs(&work, &outs)
-                                .map_err(|e| e.to_string())?;
-                            let (name, _) = outs
-                                .iter()
-                                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
-                                .ok_or("no GPU source")?;
-                            build(
-                                &work.join(name),
-                                target,
-                                &work.join("lib.so"),
-                                &nvcc,
-                                &hipcc,
-                            )
-                        });
-                    if let Err(e) = res {
-                        failures.lock().unwrap().push(format!("{what}: {e}"));
-                    }
-                    let _ = std::fs::remove_dir_all(&work);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
+    let failures = run_parallel(
+        &tasks,
+        |(file, target, (mode, streams))| {
+            format!(
+                "{} [{target:?} {mode:?}, {streams} streams]",
+                file.strip_prefix(root()).unwrap_or(file).display()
+            )
+        },
+        |(file, target, (mode, streams)), work| {
+            let opts = CompileOptions {
+                mode: *mode,
+                streams: *streams,
+                output: work.to_path_buf(),
+                ..CompileOptions::new(*target)
+            };
+            let outs = sdfgc::driver::generate(file, &opts).map_err(|e| e.to_string())?;
+            sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
+            let (name, _) = outs
+                .iter()
+                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+                .ok_or("no GPU source")?;
+            build(
+                &work.join(name),
+                *target,
+                &work.join("lib.so"),
+                &nvcc,
+                &hipcc,
+            )
+        },
+    );
     println!(
         "{} of {} GPU compiles passed",
         tasks.len() - failures.len(),

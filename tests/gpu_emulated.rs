@@ -11,8 +11,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
+use common::corpus::{case_files, run_parallel};
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -31,36 +31,19 @@ const MODES: [Config; 6] = [
 
 /// (case directory, variant file, target) of every GPU fixture.
 pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        let is_case = entries
-            .iter()
-            .any(|p| p.file_name().unwrap() == "case.json");
-        for p in entries {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_case && name.ends_with(".sdfg") {
-                let target = if name == "hip.sdfg" {
-                    Target::Hip
-                } else if name.contains("gpu") && !name.contains("static") {
-                    Target::Cuda
-                } else {
-                    continue;
-                };
-                out.push((d.clone(), name, target));
-            }
-        }
-    }
-    out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-    out
+    case_files(|n| {
+        n == "hip.sdfg" || (n.ends_with(".sdfg") && n.contains("gpu") && !n.contains("static"))
+    })
+    .into_iter()
+    .map(|(d, n)| {
+        let t = if n == "hip.sdfg" {
+            Target::Hip
+        } else {
+            Target::Cuda
+        };
+        (d, n, t)
+    })
+    .collect()
 }
 
 /// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the emulator's launcher.
@@ -191,35 +174,17 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
         .flat_map(|(d, v, t)| MODES.iter().map(move |m| (d.clone(), v.clone(), t, *m)))
         .collect();
     assert!(tasks.len() >= 300, "only {} runs found", tasks.len());
-    let queue = Mutex::new(tasks.clone());
-    let failures = Mutex::new(Vec::new());
-    let scratch = tempfile::tempdir().unwrap();
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let Some((dir, variant, target, mode)) = queue.lock().unwrap().pop() else {
-                        break;
-                    };
-                    let case = dir.file_name().unwrap().to_string_lossy().to_string();
-                    let work = scratch
-                        .path()
-                        .join(format!("{case}.{variant}.{}", mode_name(mode)));
-                    std::fs::create_dir_all(&work).unwrap();
-                    if let Err(e) = run_one(&dir, &variant, target, mode, &work) {
-                        failures
-                            .lock()
-                            .unwrap()
-                            .push(format!("{case}/{variant} [{}]: {e}", mode_name(mode)));
-                    }
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, _, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, work),
+    );
     println!(
         "{} of {} emulated GPU runs passed",
         tasks.len() - failures.len(),

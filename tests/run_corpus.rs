@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
+use common::corpus::{cpu_variants, run_parallel};
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Layout, Mode, Target};
 
@@ -21,38 +21,6 @@ const MODES: [(Option<Mode>, Layout); 5] = [
     (Some(Mode::External), Layout::Packed),
     (Some(Mode::External), Layout::Sequential),
 ];
-
-/// (case directory, variant file) pairs: the CPU files of the dev corpus and gt4py.
-fn jobs() -> Vec<(PathBuf, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        let is_case = entries
-            .iter()
-            .any(|p| p.file_name().unwrap() == "case.json");
-        for p in entries {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_case
-                && (matches!(
-                    name.as_str(),
-                    "program.sdfg" | "program.external.sdfg" | "program.v2.sdfg"
-                ) || (name.starts_with("cpu") && name.ends_with(".sdfg")))
-            {
-                out.push((d.clone(), name));
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 fn mode_name(m: (Option<Mode>, Layout)) -> &'static str {
     match m {
@@ -136,40 +104,22 @@ fn run_one(
 
 #[test]
 fn every_cpu_case_passes_in_every_mode() {
-    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = jobs()
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = cpu_variants()
         .into_iter()
         .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
         .collect();
     assert!(tasks.len() >= 400, "only {} runs found", tasks.len());
-    let queue = Mutex::new(tasks.clone());
-    let failures = Mutex::new(Vec::new());
-    let scratch = tempfile::tempdir().unwrap();
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let Some((dir, variant, mode)) = queue.lock().unwrap().pop() else {
-                        break;
-                    };
-                    let case = dir.file_name().unwrap().to_string_lossy().to_string();
-                    let work = scratch
-                        .path()
-                        .join(format!("{case}.{variant}.{}", mode_name(mode)));
-                    std::fs::create_dir_all(&work).unwrap();
-                    if let Err(e) = run_one(&dir, &variant, mode, &work) {
-                        failures
-                            .lock()
-                            .unwrap()
-                            .push(format!("{case}/{variant} [{}]: {e}", mode_name(mode)));
-                    }
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
     println!(
         "{} of {} runs passed",
         tasks.len() - failures.len(),

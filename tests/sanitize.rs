@@ -19,9 +19,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Instant;
 
+use common::corpus::{cpu_variants, run_parallel};
 use common::harness::{RunOptions, SANITIZE_FLAGS, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -41,40 +41,6 @@ fn mode_name(m: Option<Mode>) -> &'static str {
         Some(Mode::External) => "external",
         Some(Mode::Pool) => "pool",
     }
-}
-
-/// (case directory, variant file) pairs: the CPU files of the dev corpus and
-/// gt4py (`program.sdfg`, `program.external.sdfg`, `program.v2.sdfg`,
-/// `cpu*.sdfg` next to a `case.json`); the same list as `tests/run_corpus.rs`.
-fn jobs() -> Vec<(PathBuf, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        let is_case = entries
-            .iter()
-            .any(|p| p.file_name().unwrap() == "case.json");
-        for p in entries {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_case
-                && (matches!(
-                    name.as_str(),
-                    "program.sdfg" | "program.external.sdfg" | "program.v2.sdfg"
-                ) || (name.starts_with("cpu") && name.ends_with(".sdfg")))
-            {
-                out.push((d.clone(), name));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Builds `cpp` into the shared library `lib` with sanitizers.
@@ -136,7 +102,7 @@ fn every_cpu_case_is_clean_under_sanitizers_in_every_mode() {
         let case = dir.file_name().unwrap().to_string_lossy();
         format!("{case}/{variant} [{}]", mode_name(mode))
     };
-    let tasks: Vec<(PathBuf, String, Option<Mode>)> = jobs()
+    let tasks: Vec<(PathBuf, String, Option<Mode>)> = cpu_variants()
         .into_iter()
         .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
         .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
@@ -145,36 +111,13 @@ fn every_cpu_case_is_clean_under_sanitizers_in_every_mode() {
         assert!(tasks.len() >= 320, "only {} runs found", tasks.len());
     }
     let start = Instant::now();
-    let queue = Mutex::new(tasks.clone());
-    let failures = Mutex::new(Vec::new());
-    let scratch = tempfile::tempdir().unwrap();
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    std::thread::scope(|s| {
-        for k in 0..workers {
-            let (queue, failures, scratch) = (&queue, &failures, &scratch);
-            s.spawn(move || {
-                for n in 0.. {
-                    let Some((dir, variant, mode)) = queue.lock().unwrap().pop() else {
-                        break;
-                    };
-                    let work = scratch.path().join(format!("w{k}-{n}"));
-                    std::fs::create_dir_all(&work).unwrap();
-                    if let Err(e) = run_one(&dir, &variant, mode, &work) {
-                        let what = label(&dir, &variant, mode);
-                        failures.lock().unwrap().push(format!("{what}: {e}"));
-                    }
-                    // Keep the scratch space small: one library at a time per worker.
-                    let _ = std::fs::remove_dir_all(&work);
-                }
-            });
-        }
-    });
-    let mut failures = failures.into_inner().unwrap();
-    failures.sort();
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| label(dir, variant, *mode),
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
     println!(
-        "{} of {} sanitized runs passed in {:.0?} ({workers} workers)",
+        "{} of {} sanitized runs passed in {:.0?}",
         tasks.len() - failures.len(),
         tasks.len(),
         start.elapsed()

@@ -16,7 +16,11 @@ fn root() -> PathBuf {
 fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
     let mut out = Vec::new();
     let mut cases: Vec<PathBuf> = Vec::new();
-    for dir in ["fixtures/corpus", "fixtures/gt4py", "fixtures/gt4py/icon4py"] {
+    for dir in [
+        "fixtures/corpus",
+        "fixtures/gt4py",
+        "fixtures/gt4py/icon4py",
+    ] {
         for e in std::fs::read_dir(root().join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.join("case.json").exists() {
@@ -27,7 +31,11 @@ fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
     cases.sort();
     for case in cases {
         for (file, target, modes) in [
-            ("program.sdfg", Target::Cpp, vec![None, Some(Mode::External)]),
+            (
+                "program.sdfg",
+                Target::Cpp,
+                vec![None, Some(Mode::External)],
+            ),
             ("cpu.sdfg", Target::Cpp, vec![None, Some(Mode::External)]),
             ("program.gpu.sdfg", Target::Cuda, vec![Some(Mode::External)]),
             ("program.gpu.sdfg", Target::Hip, vec![Some(Mode::Pool)]),
@@ -48,19 +56,37 @@ fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
 #[test]
 fn generated_code_matches_the_snapshots() {
     let configs = configurations();
-    assert!(configs.len() >= 100, "only {} configurations", configs.len());
+    assert!(
+        configs.len() >= 100,
+        "only {} configurations",
+        configs.len()
+    );
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root().join("snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| {
         for (file, target, mode) in configs {
-            let opts = CompileOptions { mode, ..CompileOptions::new(target) };
+            let opts = CompileOptions {
+                mode,
+                ..CompileOptions::new(target)
+            };
             let outs = sdfgc::driver::generate(&file, &opts).unwrap_or_else(|e| panic!("{e}"));
-            let rel = file.strip_prefix(root().join("fixtures")).unwrap().display().to_string();
-            let mode_name = mode.map(|m| format!("{m:?}").to_lowercase()).unwrap_or_else(|| "default".into());
+            let rel = file
+                .strip_prefix(root().join("fixtures"))
+                .unwrap()
+                .display()
+                .to_string();
+            let mode_name = mode
+                .map(|m| format!("{m:?}").to_lowercase())
+                .unwrap_or_else(|| "default".into());
             for (name, text) in outs {
                 let ext = name.rsplit('.').next().unwrap_or("txt");
-                let key = format!("{}__{:?}__{mode_name}__{ext}", rel.replace(['/', '.'], "_"), target).to_lowercase();
+                let key = format!(
+                    "{}__{:?}__{mode_name}__{ext}",
+                    rel.replace(['/', '.'], "_"),
+                    target
+                )
+                .to_lowercase();
                 insta::assert_snapshot!(key, text);
             }
         }

@@ -3,4 +3,5 @@
 //! Not every test uses every helper, hence the crate-wide `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod corpus;
 pub mod harness;

@@ -1,0 +1,87 @@
+//! What the end-to-end tests share: the fixture lists and a parallel runner.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The repository's `fixtures/` directory.
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every `(case directory, file name)` under `fixtures/` whose directory has a
+/// `case.json` and whose name `keep` accepts, sorted.
+pub fn case_files(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![fixtures()];
+    while let Some(d) = stack.pop() {
+        let entries: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let is_case = entries
+            .iter()
+            .any(|p| p.file_name().unwrap() == "case.json");
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if is_case && keep(&name) {
+                out.push((d.clone(), name));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The CPU variants: the dev corpus's `program.sdfg`, `program.external.sdfg`,
+/// `program.v2.sdfg`, and gt4py's `cpu*.sdfg`.
+pub fn cpu_variants() -> Vec<(PathBuf, String)> {
+    case_files(|n| {
+        matches!(
+            n,
+            "program.sdfg" | "program.external.sdfg" | "program.v2.sdfg"
+        ) || (n.starts_with("cpu") && n.ends_with(".sdfg"))
+    })
+}
+
+/// Runs `run(task, scratch dir)` for every task on all cores; returns the
+/// failures as `"<label>: <error>"`, sorted. Each task gets a fresh scratch
+/// directory, removed afterwards.
+pub fn run_parallel<T: Clone + Send>(
+    tasks: &[T],
+    label: impl Fn(&T) -> String + Sync,
+    run: impl Fn(&T, &Path) -> Result<(), String> + Sync,
+) -> Vec<String> {
+    let queue = Mutex::new(tasks.to_vec());
+    let failures = Mutex::new(Vec::new());
+    let scratch = tempfile::tempdir().unwrap();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2);
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some(task) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let k = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let work = scratch.path().join(format!("t{k}"));
+                    std::fs::create_dir_all(&work).unwrap();
+                    if let Err(e) = run(&task, &work) {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{}: {e}", label(&task)));
+                    }
+                    let _ = std::fs::remove_dir_all(&work);
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort();
+    failures
+}
