@@ -207,7 +207,8 @@ impl FnWriter<'_> {
         Ok(())
     }
 
-    fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
+    /// `label[i=0:N, j=...]` with exclusive ends, for comments.
+    pub(crate) fn map_label(&self, m: &MapEntry) -> String {
         let ranges: Vec<String> = m
             .params
             .iter()
@@ -220,8 +221,11 @@ impl FnWriter<'_> {
                 )
             })
             .collect();
-        self.out
-            .line(format!("// map {}[{}]", m.label, ranges.join(", ")));
+        format!("{}[{}]", m.label, ranges.join(", "))
+    }
+
+    fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
+        self.out.line(format!("// map {}", self.map_label(m)));
         let parallel = !self.in_parallel
             && matches!(
                 m.schedule,
@@ -287,13 +291,8 @@ impl FnWriter<'_> {
         Ok(())
     }
 
-    /// Declares the transients that live inside one map iteration (for kernels).
-    pub(crate) fn map_locals_pub(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
-        self.map_locals(ctx, id)
-    }
-
     /// Declares the transients that live inside one map iteration.
-    fn map_locals(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
+    pub(crate) fn map_locals(&mut self, ctx: &StateCtx, id: NodeId) -> Result<Vec<String>> {
         let sdfg = self.sdfg;
         let mut frees = Vec::new();
         let p = self.p;
@@ -512,24 +511,7 @@ impl FnWriter<'_> {
     /// number of elements in step (pairing their non-unit dimensions, or
     /// flattening both in row-major order when the shapes differ).
     fn copy_loops(&mut self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
-        let extent = |r: &RangeDim| {
-            if simplify(&r.step) == Expr::Int(1) {
-                return simplify(&Expr::bin(
-                    BinaryOp::Add,
-                    Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()),
-                    Expr::Int(1),
-                ));
-            }
-            simplify(&Expr::bin(
-                BinaryOp::Add,
-                Expr::bin(
-                    BinaryOp::FloorDiv,
-                    Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()),
-                    r.step.clone(),
-                ),
-                Expr::Int(1),
-            ))
-        };
+        let extent = RangeDim::extent;
         let nonunit = |s: &Subset| -> Vec<usize> {
             (0..s.len())
                 .filter(|&k| extent(&s[k]) != Expr::Int(1))

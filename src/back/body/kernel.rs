@@ -354,7 +354,7 @@ impl FnWriter<'_> {
         }
         let body = self.device_body(|w| {
             w.parallel_params = Some(m.params.clone());
-            let frees = w.map_locals_pub(ctx, id)?;
+            let frees = w.map_locals(ctx, id)?;
             if !frees.is_empty() {
                 return Err(Error::unsupported(
                     &node.path,
@@ -374,20 +374,7 @@ impl FnWriter<'_> {
         );
         self.functions.push(text);
         // The launch.
-        let ranges: Vec<String> = m
-            .params
-            .iter()
-            .zip(&m.range)
-            .map(|(p, r)| {
-                format!(
-                    "{p}={}:{}",
-                    self.sym(&r.start),
-                    self.sym(&Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1)))
-                )
-            })
-            .collect();
-        self.out
-            .line(format!("// GPU map {}[{}]", m.label, ranges.join(", ")));
+        self.out.line(format!("// GPU map {}", self.map_label(m)));
         self.op_begin(ctx, id, true);
         self.out.open(format!("if ({})", guards.join(" && ")));
         self.out.line(format!(

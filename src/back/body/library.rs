@@ -18,15 +18,7 @@ struct Side {
 }
 
 fn extent(r: &RangeDim) -> Expr {
-    simplify(&Expr::bin(
-        BinaryOp::Add,
-        Expr::bin(
-            BinaryOp::FloorDiv,
-            Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()),
-            r.step.clone(),
-        ),
-        Expr::Int(1),
-    ))
+    r.extent()
 }
 
 impl Side {

@@ -194,15 +194,9 @@ impl FnWriter<'_> {
                 continue;
             };
             let d = self.data_desc(data, &e.path)?;
-            let declared = t.inputs.get(c).copied().unwrap_or(ConnType::Unknown);
-            let dtype = match declared {
-                ConnType::Scalar(x) | ConnType::Pointer(x) => x,
-                ConnType::Unknown => d.dtype,
-            };
             let sub = e.memlet.subset.clone().unwrap_or_default();
-            let is_ptr = matches!(declared, ConnType::Pointer(_))
-                || indexed.contains(c.as_str())
-                || !single_element(&sub);
+            let (dtype, is_ptr) =
+                connector_kind(t.inputs.get(c), &d, &sub, indexed.contains(c.as_str()));
             let var = var_of(c);
             if is_ptr {
                 let ptr = self.subset_pointer(data, &d, &sub);
@@ -241,16 +235,10 @@ impl FnWriter<'_> {
                 continue;
             };
             let d = self.data_desc(data, &e.path)?;
-            let declared = t.outputs.get(c).copied().unwrap_or(ConnType::Unknown);
-            let dtype = match declared {
-                ConnType::Scalar(x) | ConnType::Pointer(x) => x,
-                ConnType::Unknown => d.dtype,
-            };
             let sub = e.memlet.subset.clone().unwrap_or_default();
+            let (dtype, is_ptr) =
+                connector_kind(t.outputs.get(c), &d, &sub, indexed.contains(c.as_str()));
             let var = var_of(c);
-            let is_ptr = matches!(declared, ConnType::Pointer(_))
-                || indexed.contains(c.as_str())
-                || !single_element(&sub);
             if is_ptr {
                 if e.memlet.wcr.is_some() {
                     return Err(Error::unsupported(
@@ -607,6 +595,23 @@ impl FnWriter<'_> {
             (_, false) => format!("{target} = {};", combine(target, &cexpr::wrap(value))),
         }
     }
+}
+
+/// A connector's element type and whether the code sees it as a pointer
+/// (declared so, indexed by the code, or more than one element).
+fn connector_kind(
+    declared: Option<&ConnType>,
+    d: &DataDesc,
+    sub: &Subset,
+    indexed: bool,
+) -> (DType, bool) {
+    let declared = declared.copied().unwrap_or(ConnType::Unknown);
+    let dtype = match declared {
+        ConnType::Scalar(x) | ConnType::Pointer(x) => x,
+        ConnType::Unknown => d.dtype,
+    };
+    let is_ptr = matches!(declared, ConnType::Pointer(_)) || indexed || !single_element(sub);
+    (dtype, is_ptr)
 }
 
 fn single_element(sub: &Subset) -> bool {
