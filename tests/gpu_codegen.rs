@@ -247,3 +247,50 @@ fn one_stream_has_no_events() {
     assert!(src.contains("__dace_gpu_set_all_streams"));
     assert!(src.contains("__dace_gpu_set_stream("));
 }
+
+#[test]
+fn check_pointers_tests_every_device_argument_at_entry() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/gt4py/vertical_integral_scans/gpu.sdfg");
+    let opts = CompileOptions {
+        mode: Some(Mode::External),
+        check_pointers: true,
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let outs = sdfgc::driver::generate(&file, &opts).unwrap();
+    let src = &outs.iter().find(|(n, _)| n.ends_with(".cu")).unwrap().1;
+    let entry = function(src, "extern \"C\" void __program_");
+    for arg in ["dz", "height", "mass", "p", "rho", "rho_h_max"] {
+        assert!(
+            entry.contains(&format!("if (!sdfgc_on_device({arg}))")),
+            "{arg} not checked:\n{entry}"
+        );
+    }
+    // Host memory (gt_compute_time) is not checked.
+    assert!(!entry.contains("sdfgc_on_device(gt_compute_time)"));
+    // Without the flag there is no check.
+    let plain = sdfgc::driver::generate(
+        &file,
+        &CompileOptions {
+            mode: Some(Mode::External),
+            ..CompileOptions::new(Target::Cuda)
+        },
+    )
+    .unwrap();
+    let plain_src = &plain.iter().find(|(n, _)| n.ends_with(".cu")).unwrap().1;
+    assert!(!function(plain_src, "extern \"C\" void __program_").contains("sdfgc_on_device("));
+}
+
+#[test]
+fn constant_memory_is_refused_by_name() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/corpus/jacobi_1d/program.gpu.sdfg");
+    let opts = CompileOptions {
+        constant_memory: true,
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let err = sdfgc::driver::generate(&file, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--constant-memory"), "{err}");
+}

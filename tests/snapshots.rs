@@ -1,4 +1,5 @@
-//! Snapshot tests: the generated files for the fixtures, per target and mode,
+//! Snapshot tests: the generated files of every case (its main CPU file for
+//! cpp, its GPU files for CUDA and HIP), in every memory mode,
 //! are kept under `snapshots/`; any change to sdfgc's output shows up as a
 //! reviewable diff (`cargo insta review`), and CI fails on an unreviewed one
 //! (`INSTA_UPDATE=no`). Together with the compile tests, every snapshot in
@@ -30,17 +31,26 @@ fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
     }
     cases.sort();
     for case in cases {
+        let cpu = vec![
+            None,
+            Some(Mode::Scoped),
+            Some(Mode::Persistent),
+            Some(Mode::External),
+        ];
+        let gpu = vec![
+            None,
+            Some(Mode::Scoped),
+            Some(Mode::Pool),
+            Some(Mode::Persistent),
+            Some(Mode::External),
+        ];
         for (file, target, modes) in [
-            (
-                "program.sdfg",
-                Target::Cpp,
-                vec![None, Some(Mode::External)],
-            ),
-            ("cpu.sdfg", Target::Cpp, vec![None, Some(Mode::External)]),
-            ("program.gpu.sdfg", Target::Cuda, vec![Some(Mode::External)]),
-            ("program.gpu.sdfg", Target::Hip, vec![Some(Mode::Pool)]),
-            ("gpu.sdfg", Target::Cuda, vec![None, Some(Mode::External)]),
-            ("hip.sdfg", Target::Hip, vec![Some(Mode::External)]),
+            ("program.sdfg", Target::Cpp, cpu.clone()),
+            ("cpu.sdfg", Target::Cpp, cpu.clone()),
+            ("program.gpu.sdfg", Target::Cuda, gpu.clone()),
+            ("program.gpu.sdfg", Target::Hip, gpu.clone()),
+            ("gpu.sdfg", Target::Cuda, gpu.clone()),
+            ("hip.sdfg", Target::Hip, gpu.clone()),
         ] {
             let path = case.join(file);
             if path.exists() {

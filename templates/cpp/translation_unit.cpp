@@ -54,7 +54,7 @@ static void __program_{{ name }}_internal({{ name }}_state_t *__state{{ program_
 {{ body }}}
 
 extern "C" void __program_{{ name }}({{ name }}_state_t *__state{{ program_params }}) {
-    __program_{{ name }}_internal(__state{{ program_args }});
+{{ entry_checks }}    __program_{{ name }}_internal(__state{{ program_args }});
 }
 
 extern "C" {{ name }}_state_t *__dace_init_{{ name }}({{ init_params }}) {

@@ -125,6 +125,8 @@ struct TranslationUnit<'a> {
     functions: Vec<String>,
     program_params: String,
     program_args: String,
+    /// Checks at program entry (`--check-pointers`).
+    entry_checks: String,
     body: String,
     init_params: String,
     init_params_tail: String,
@@ -158,6 +160,24 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
     refuse_unsupported(sdfg, p.gpu.is_some())?;
+    if p.gpu.is_some() {
+        if p.options.constant_memory {
+            return Err(Error::unsupported(
+                "",
+                "--constant-memory (placing constant arrays in __constant__ memory) is not implemented yet",
+            ));
+        }
+        for (k, c) in &sdfg.constants {
+            if !c.shape.is_empty() {
+                return Err(Error::unsupported(
+                    "",
+                    format!(
+                        "constant array '{k}' on a GPU target (copying constants to device memory at init is not implemented yet)"
+                    ),
+                ));
+            }
+        }
+    }
 
     let program_params: String = p
         .abi
@@ -419,6 +439,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         functions,
         program_params,
         program_args,
+        entry_checks: entry_checks(p),
         body,
         init_params: init_params.clone(),
         init_params_tail: init_params_tail.clone(),
@@ -451,6 +472,28 @@ pub fn write(p: &Program) -> Result<Outputs> {
         (format!("{name}.{ext}"), cpp),
         (format!("{name}.h"), h),
     ])
+}
+
+/// `--check-pointers`: GPU_Global array arguments must be device memory.
+fn entry_checks(p: &Program) -> String {
+    let Some(g) = p.gpu.filter(|_| p.options.check_pointers) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for a in p
+        .abi
+        .program
+        .iter()
+        .filter(|a| a.kind == ParamKind::Array && p.alloc.is_device(0, &a.name))
+    {
+        out.push_str(&format!(
+            "    if (!sdfgc_on_device({n})) {{\n        std::fprintf(stderr, \"sdfgc: argument '{n}' of {prog} is not device memory: copy it to the GPU first\\n\");\n        return;\n    }}\n",
+            n = a.name,
+            prog = p.sdfg.name
+        ));
+    }
+    let _ = g;
+    out
 }
 
 /// Every piece of user C++ code in the SDFG tree (tasklets, global/init/exit code).
@@ -501,12 +544,17 @@ fn init_locations(p: &Program) -> &'static [&'static str] {
 /// Device-side helpers of GPU translation units: error checks and atomics.
 fn gpu_runtime(g: &Dialect) -> String {
     let api = g.prefix;
+    let device_test = device_test(g);
     format!(
         r#"// ---- GPU runtime helpers ----
 static inline void sdfgc_gpu_check({api}Error_t e, const char *what) {{
     if (e != {api}Success) {{
         std::fprintf(stderr, "sdfgc: %s failed: %s\n", what, {api}GetErrorString(e));
     }}
+}}
+// True if `p` points to device (or managed) memory.
+static inline bool sdfgc_on_device(const void *ptr) {{
+{device_test}
 }}
 // Atomic read-modify-write of any 1-, 2-, 4- or 8-byte value with a compare-and-swap loop
 // on the aligned word that holds it.
@@ -547,19 +595,24 @@ __device__ inline void sdfgc_gpu_atomic_update(T *p, T v, F f) {{
     )
 }
 
-/// The check of the checked setter that the workspace is device memory.
-fn device_check(g: &Dialect) -> String {
+/// Statements that return whether `ptr` is device memory.
+fn device_test(g: &Dialect) -> String {
     let api = g.prefix;
     let attrs = g.pointer_attributes;
     let field = if api == "hip" {
-        "#if HIP_VERSION_MAJOR >= 6\n    const bool __on_device = __attrs.type == hipMemoryTypeDevice;\n#else\n    const bool __on_device = __attrs.memoryType == hipMemoryTypeDevice;\n#endif"
-            .to_string()
+        "#if HIP_VERSION_MAJOR >= 6\n    return __attrs.type == hipMemoryTypeDevice;\n#else\n    return __attrs.memoryType == hipMemoryTypeDevice;\n#endif".to_string()
     } else {
-        "    const bool __on_device = __attrs.type == cudaMemoryTypeDevice || __attrs.type == cudaMemoryTypeManaged;".to_string()
+        "    return __attrs.type == cudaMemoryTypeDevice || __attrs.type == cudaMemoryTypeManaged;"
+            .to_string()
     };
     format!(
-        "    {attrs} __attrs;\n    if ({api}PointerGetAttributes(&__attrs, ptr) != {api}Success) {{\n        (void){api}GetLastError();\n        return SDFGC_ERR_NOT_DEVICE_MEMORY;\n    }}\n{field}\n    if (!__on_device) return SDFGC_ERR_NOT_DEVICE_MEMORY;\n"
+        "    {attrs} __attrs;\n    if ({api}PointerGetAttributes(&__attrs, ptr) != {api}Success) {{\n        (void){api}GetLastError();\n        return false;\n    }}\n{field}"
     )
+}
+
+/// The check of the checked setter that the workspace is device memory.
+fn device_check(_g: &Dialect) -> String {
+    "    if (!sdfgc_on_device(ptr)) return SDFGC_ERR_NOT_DEVICE_MEMORY;\n".to_string()
 }
 
 fn collect_sdfgs<'a>(s: &'a Sdfg, out: &mut Vec<&'a Sdfg>) {
