@@ -578,6 +578,7 @@ impl FnWriter<'_> {
                 vec!["__state".to_string()],
             )
         };
+        let mut private = BTreeSet::new();
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
                 .iter()
@@ -617,6 +618,9 @@ impl FnWriter<'_> {
             };
             params.push(format!("{} *{c}", idesc.dtype.ctype()));
             args.push(ptr);
+            if self.is_private(&data) {
+                private.insert(c.clone());
+            }
         }
         let mut sym_params = BTreeSet::new();
         for (k, v) in crate::passes::abi::nested_symbol_args(ns) {
@@ -631,6 +635,7 @@ impl FnWriter<'_> {
         let mut w = FnWriter::new(self.p, inner, self.functions, in_parallel);
         w.sym_params = sym_params;
         w.in_kernel = in_kernel;
+        w.private_args = private;
         let (body, _) = w.write_body()?;
         let qualifier = if in_kernel {
             "static __device__ void"

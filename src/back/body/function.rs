@@ -55,6 +55,8 @@ pub(crate) struct FnWriter<'a> {
     pub in_kernel: bool,
     /// The stream of the device operation being written.
     pub cur_stream: u32,
+    /// Arguments (nested SDFGs) bound to containers private to the calling thread.
+    pub private_args: BTreeSet<String>,
     /// Device operations of the current state: node -> (stream, event) it recorded.
     pub state_ops: std::collections::BTreeMap<NodeId, Vec<(u32, usize)>>,
 }
@@ -84,6 +86,7 @@ impl<'a> FnWriter<'a> {
             gpu: p.gpu,
             in_kernel: false,
             cur_stream: 0,
+            private_args: BTreeSet::new(),
             state_ops: Default::default(),
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()

@@ -348,7 +348,10 @@ impl FnWriter<'_> {
                     Some(1) => format!("{start} + {idx}"),
                     _ => format!("{start} + {idx} * ({})", self.sym(&step)),
                 };
-                head.line(format!("const int64_t {} = {value};", m.params[k]));
+                head.line(format!(
+                    "[[maybe_unused]] const int64_t {} = {value};",
+                    m.params[k]
+                ));
                 rem = format!("({rem} / ({ext}))");
             }
         }

@@ -283,7 +283,7 @@ impl FnWriter<'_> {
         let store = match &output.wcr {
             None => format!("{target} = __acc;"),
             Some(w) => {
-                let atomic = self.in_parallel;
+                let atomic = self.in_parallel && !self.is_private(&output.data);
                 self.wcr_update(w, &target, "__acc", t, atomic)
             }
         };
@@ -359,7 +359,7 @@ impl FnWriter<'_> {
         let store = match &c.wcr {
             None => format!("{target} = {value};"),
             Some(w) => {
-                let atomic = self.in_parallel;
+                let atomic = self.in_parallel && !self.is_private(&c.data);
                 self.wcr_update(w, &target, &value, t, atomic)
             }
         };

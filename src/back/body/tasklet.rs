@@ -298,7 +298,8 @@ impl FnWriter<'_> {
             let stmt = match &e.memlet.wcr {
                 None => format!("{target} = {var};"),
                 Some(w) => {
-                    let atomic = self.in_parallel && self.wcr_conflicts(&sub);
+                    let atomic =
+                        self.in_parallel && !self.is_private(data) && self.wcr_conflicts(&sub);
                     self.wcr_update(w, &target, &var, d.dtype, atomic)
                 }
             };
@@ -441,6 +442,25 @@ impl FnWriter<'_> {
             index: &index,
         }
         .print(&lowered)
+    }
+
+    /// True if every thread (or call) has its own copy of the container: a
+    /// transient declared inside a map body, or any transient of a nested
+    /// SDFG that is allocated per call.
+    pub(crate) fn is_private(&self, data: &str) -> bool {
+        if self.private_args.contains(data) {
+            return true;
+        }
+        match self.p.alloc.get(self.sdfg.id, data) {
+            Some(t) => match t.memory {
+                crate::passes::Memory::Local => {
+                    matches!(t.scope, crate::passes::AllocScope::Map(..)) || self.sdfg.id != 0
+                }
+                crate::passes::Memory::Heap | crate::passes::Memory::Pool => self.sdfg.id != 0,
+                _ => false,
+            },
+            None => false,
+        }
     }
 
     /// Prints an interstate expression: data containers read by value

@@ -23,7 +23,7 @@ template <typename T>
 static inline void sdfgc_free(T *p) {
     ::operator delete[](static_cast<void *>(p), std::align_val_t{64});
 }
-static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+__attribute__((unused)) static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 template <typename T, typename F>
 static inline void sdfgc_atomic_update(T *p, T v, F f) {
     T old;
@@ -55,11 +55,11 @@ enum {
 };
 static thread_local size_t sdfgc_detail[2];
 static thread_local char sdfgc_message[256];
-static inline void sdfgc_last_error_detail(size_t a, size_t b) {
+__attribute__((unused)) static inline void sdfgc_last_error_detail(size_t a, size_t b) {
     sdfgc_detail[0] = a;
     sdfgc_detail[1] = b;
 }
-static inline const char *sdfgc_error_message(int code) {
+__attribute__((unused)) static inline const char *sdfgc_error_message(int code) {
     switch (code) {
     case SDFGC_OK: return "success";
     case SDFGC_ERR_NULL_STATE: return "the state pointer is null: call __dace_init_* first";
@@ -547,13 +547,13 @@ fn gpu_runtime(g: &Dialect) -> String {
     let device_test = device_test(g);
     format!(
         r#"// ---- GPU runtime helpers ----
-static inline void sdfgc_gpu_check({api}Error_t e, const char *what) {{
+__attribute__((unused)) static inline void sdfgc_gpu_check({api}Error_t e, const char *what) {{
     if (e != {api}Success) {{
         std::fprintf(stderr, "sdfgc: %s failed: %s\n", what, {api}GetErrorString(e));
     }}
 }}
 // True if `p` points to device (or managed) memory.
-static inline bool sdfgc_on_device(const void *ptr) {{
+__attribute__((unused)) static inline bool sdfgc_on_device(const void *ptr) {{
 {device_test}
 }}
 // Atomic read-modify-write of any 1-, 2-, 4- or 8-byte value with a compare-and-swap loop
@@ -649,7 +649,7 @@ fn constant_decl(name: &str, c: &Constant) -> String {
     };
     if c.shape.is_empty() {
         format!(
-            "static constexpr {ct} {name} = {};\n",
+            "[[maybe_unused]] static constexpr {ct} {name} = {};\n",
             lit(c.values.first().copied().unwrap_or(0.0))
         )
     } else {
