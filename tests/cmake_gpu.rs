@@ -4,28 +4,14 @@
 //! and the GPU toolchains (scripts/install-gpu-toolchains.sh); a missing
 //! tool fails the test.
 
+mod common;
+
+use common::corpus::nvcc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn nvcc() -> PathBuf {
-    if let Ok(p) = std::env::var("SDFGC_NVCC") {
-        return PathBuf::from(p);
-    }
-    let lib = repo().join("build/venv-cuda/lib");
-    std::fs::read_dir(&lib)
-        .ok()
-        .and_then(|mut d| {
-            d.find_map(|e| {
-                e.ok()
-                    .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
-                    .filter(|p| p.exists())
-            })
-        })
-        .unwrap_or_else(|| panic!("nvcc not found: run `bash scripts/install-gpu-toolchains.sh`"))
 }
 
 fn build(dir: &Path, target: &str, configure: &[String]) {

@@ -10,6 +10,8 @@
 //! * without traces of the machine: no absolute paths, dates, times of day
 //!   or pointer-like hex values in the output (unless the input has them).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,32 +54,10 @@ const CROSS_PROCESS: [&str; 11] = [
 
 /// Every CPU variant of every case (the job list of `tests/run_corpus.rs`).
 fn all_cpu_variants() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![fixtures()];
-    while let Some(d) = stack.pop() {
-        let entries: Vec<PathBuf> = std::fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        let is_case = entries
-            .iter()
-            .any(|p| p.file_name().unwrap() == "case.json");
-        for p in entries {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if p.is_dir() {
-                stack.push(p);
-            } else if is_case
-                && (matches!(
-                    name.as_str(),
-                    "program.sdfg" | "program.external.sdfg" | "program.v2.sdfg"
-                ) || (name.starts_with("cpu") && name.ends_with(".sdfg")))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    common::corpus::cpu_variants()
+        .into_iter()
+        .map(|(d, n)| d.join(n))
+        .collect()
 }
 
 /// The files a run wrote: (name, contents), sorted by name.

@@ -9,7 +9,7 @@ use std::process::Command;
 
 mod common;
 
-use common::corpus::run_parallel;
+use common::corpus::{nvcc, run_parallel};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// (memory mode, streams) combinations every GPU fixture compiles in.
@@ -26,24 +26,6 @@ const MULTI_STREAM: (Option<Mode>, u32) = (Some(Mode::Pool), 3);
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// nvcc: $SDFGC_NVCC, else the one scripts/install-gpu-toolchains.sh installs.
-fn nvcc() -> PathBuf {
-    if let Ok(p) = std::env::var("SDFGC_NVCC") {
-        return PathBuf::from(p);
-    }
-    let lib = root().join("build/venv-cuda/lib");
-    let found = std::fs::read_dir(&lib).ok().and_then(|mut d| {
-        d.find_map(|e| {
-            e.ok()
-                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
-                .filter(|p| p.exists())
-        })
-    });
-    found.unwrap_or_else(|| {
-        panic!("nvcc not found: run `bash scripts/install-gpu-toolchains.sh` (or set SDFGC_NVCC)")
-    })
 }
 
 fn hipcc() -> PathBuf {

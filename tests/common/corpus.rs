@@ -85,3 +85,26 @@ pub fn run_parallel<T: Clone + Send>(
     failures.sort();
     failures
 }
+
+/// nvcc: `$SDFGC_NVCC`, else the one `scripts/install-gpu-toolchains.sh`
+/// installs under `build/venv-cuda`. Panics (fails the test) when missing.
+pub fn nvcc() -> PathBuf {
+    if let Ok(p) = std::env::var("SDFGC_NVCC") {
+        return PathBuf::from(p);
+    }
+    let lib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("build/venv-cuda/lib");
+    std::fs::read_dir(&lib)
+        .ok()
+        .and_then(|mut d| {
+            d.find_map(|e| {
+                e.ok()
+                    .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
+                    .filter(|p| p.exists())
+            })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "nvcc not found: run `bash scripts/install-gpu-toolchains.sh` (or set SDFGC_NVCC)"
+            )
+        })
+}
