@@ -242,8 +242,12 @@ impl FnWriter<'_> {
                     .iter()
                     .all(|e| free_symbols(e).iter().all(|s| !own.contains(s.as_str())))
             });
-            let collapse = if rectangular && m.params.len() > 1 {
-                format!(" collapse({})", m.params.len())
+            // Like DaCe: collapse only what the map asks for (`collapse` > 1). Collapsing
+            // every rectangular nest turns the inner index into a division per
+            // iteration and stops the compiler from vectorising the inner loop.
+            let depth = usize::try_from(m.collapse).unwrap_or(1).min(m.params.len());
+            let collapse = if rectangular && depth > 1 {
+                format!(" collapse({depth})")
             } else {
                 String::new()
             };

@@ -15,13 +15,15 @@ use crate::back::body::{FnWriter, member_name};
 
 /// Runtime helpers every translation unit carries (allocation, atomics).
 const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
+// `new T[n]` like DaCe: an over-aligned operator new goes through
+// memalign, which is measurably slower for the per-call allocations of scoped mode.
 template <typename T>
 static inline T *sdfgc_alloc(size_t n) {
-    return static_cast<T *>(::operator new[](n * sizeof(T) + 1, std::align_val_t{64}));
+    return new T[n];
 }
 template <typename T>
 static inline void sdfgc_free(T *p) {
-    ::operator delete[](static_cast<void *>(p), std::align_val_t{64});
+    delete[] p;
 }
 __attribute__((unused)) static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 template <typename T, typename F>
