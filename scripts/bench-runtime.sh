@@ -42,7 +42,7 @@ for c in "${cases[@]}"; do
     case_dir=fixtures/corpus/$c
     f=$case_dir/program.sdfg
     dlib=$("$DACE_PY" scripts/bench_runtime_dace.py "$f" "$out/dace/$c" 2>"$out/dace-$c.log" | tail -1) || {
-        printf '| %s | DaCe build failed (%s) | | |\n' "$c" "$out/dace-$c.log"; continue; }
+        printf '| %s | DaCe build failed: %s | | |\n' "$c" "$(tail -1 "$out/dace-$c.log" | cut -c1-80)"; continue; }
     d=$out/sdfgc/$c
     rm -rf "$d"; mkdir -p "$d"
     "$SDFGC" "$f" --target cpp -o "$d"
