@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diag::{Error, ErrorKind, Result};
 use crate::ir::Sdfg;
@@ -135,7 +136,23 @@ pub fn generate_sdfg(sdfg: Sdfg, opts: &CompileOptions) -> Result<Outputs> {
     if opts.emit_sample {
         outs.push(back::sample::write_sample(&program));
     }
+    if KEEP_IR.load(Ordering::Relaxed) {
+        std::mem::forget(program);
+    }
     Ok(outs)
+}
+
+/// Set by [`keep_ir_until_exit`].
+static KEEP_IR: AtomicBool = AtomicBool::new(false);
+
+/// For a process that exits soon after compiling (the `sdfgc` command):
+/// [`generate_sdfg`] then does not free each program's IR, which the
+/// operating system reclaims at exit for free; freeing the hundreds of
+/// thousands of small allocations of a large SDFG one by one costs about a
+/// tenth of the compile time. Memory then grows with every file compiled in
+/// the process, so a long-running user of the library should not call this.
+pub fn keep_ir_until_exit() {
+    KEEP_IR.store(true, Ordering::Relaxed);
 }
 
 /// The compile command: one translation unit per file. Every file is

@@ -224,6 +224,8 @@ fn main() -> ExitCode {
                     }
                 },
             };
+            // The process exits right after: the OS frees the IR faster.
+            driver::keep_ir_until_exit();
             driver::compile_files(&c.files, &opts, depfile.as_ref())
         }
     };

@@ -3,13 +3,16 @@
 //! are serde DTOs whose `Default`s are DaCe's defaults (DaCe omits every
 //! property that equals its default).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::diag::{Error, ErrorKind, Result};
 use crate::front::python::{self, PyError};
+use crate::front::tree::Json;
+use crate::front::tree_de::{AnyMap, AnySeq};
 use crate::ir::*;
 
 /// Deepest nesting of SDFGs and regions sdfgc accepts (guards the stack).
@@ -17,7 +20,7 @@ pub const MAX_NESTING: usize = 64;
 
 /// Parses one SDFG JSON document.
 pub fn load_str(text: &str) -> Result<Sdfg> {
-    let value: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    let value = Json::parse(text).map_err(syntax_error)?;
     if !value.is_object() {
         return Err(Error::format(
             "",
@@ -27,11 +30,21 @@ pub fn load_str(text: &str) -> Result<Sdfg> {
             ),
         ));
     }
-    Reader {
+    EXPRS.with(|c| c.borrow_mut().clear());
+    let sdfg = Reader {
         depth: 0,
         next_id: 0,
     }
-    .sdfg(&value, "")
+    .sdfg(&value, "");
+    EXPRS.with(|c| *c.borrow_mut() = HashMap::new());
+    sdfg
+}
+
+thread_local! {
+    /// The symbolic expressions parsed so far in the document being read:
+    /// SDFGs repeat a few (`i`, `N`, `0`, `N - 1`) in every memlet and
+    /// array, and a clone is cheaper than a parse. Emptied after each document.
+    static EXPRS: RefCell<HashMap<String, Expr>> = RefCell::new(HashMap::new());
 }
 
 /// A located JSON syntax error; serde_json's nesting limit (128 levels) is
@@ -65,23 +78,22 @@ struct CodeDto {
 struct SdfgAttrsDto {
     name: Option<String>,
     arg_names: Vec<String>,
-    _arrays: IndexMap<String, Value>,
-    symbols: IndexMap<String, Value>,
-    constants_prop: IndexMap<String, Value>,
+    _arrays: AnyMap,
+    symbols: AnyMap,
+    constants_prop: AnyMap,
     global_code: IndexMap<String, CodeDto>,
     init_code: IndexMap<String, CodeDto>,
     exit_code: IndexMap<String, CodeDto>,
 }
 
+/// Also read by reference: `dtype` (default "int32"), `shape` (default
+/// `["1"]`), `strides`, `total_size`, `offset`, `start_offset` (default 0).
 #[derive(Deserialize)]
 #[serde(default)]
 struct DataAttrsDto {
-    dtype: Value,
-    shape: Vec<Value>,
-    strides: Option<Vec<Value>>,
-    total_size: Option<Value>,
-    offset: Option<Vec<Value>>,
-    start_offset: Value,
+    shape: AnySeq,
+    strides: Option<AnySeq>,
+    offset: Option<AnySeq>,
     transient: bool,
     storage: String,
     lifetime: String,
@@ -92,12 +104,9 @@ struct DataAttrsDto {
 impl Default for DataAttrsDto {
     fn default() -> Self {
         DataAttrsDto {
-            dtype: Value::String("int32".into()),
-            shape: vec![Value::String("1".into())],
+            shape: AnySeq,
             strides: None,
-            total_size: None,
             offset: None,
-            start_offset: Value::from(0),
             transient: false,
             storage: "Default".into(),
             lifetime: "Scope".into(),
@@ -118,11 +127,12 @@ struct LoopAttrsDto {
     update_before_condition: Option<bool>,
 }
 
+/// Also read by reference: `assignments`.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct InterstateDto {
     condition: Option<CodeDto>,
-    assignments: IndexMap<String, Value>,
+    assignments: AnyMap,
 }
 
 #[derive(Deserialize, Default)]
@@ -132,15 +142,15 @@ struct AccessDto {
     setzero: bool,
 }
 
+/// Also read by reference: `range`, `gpu_block_size`.
 #[derive(Deserialize)]
 #[serde(default)]
 struct MapDto {
     label: String,
     params: Vec<String>,
-    range: Option<Value>,
     schedule: String,
     collapse: i64,
-    gpu_block_size: Option<Vec<Value>>,
+    gpu_block_size: Option<AnySeq>,
     omp_num_threads: i64,
     unroll: bool,
 }
@@ -150,7 +160,6 @@ impl Default for MapDto {
         MapDto {
             label: String::new(),
             params: Vec::new(),
-            range: None,
             schedule: "Default".into(),
             collapse: 1,
             gpu_block_size: None,
@@ -160,6 +169,7 @@ impl Default for MapDto {
     }
 }
 
+/// Also read by reference: the connectors.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct TaskletDto {
@@ -168,59 +178,69 @@ struct TaskletDto {
     code_init: Option<CodeDto>,
     code_exit: Option<CodeDto>,
     side_effects: Option<bool>,
-    in_connectors: IndexMap<String, Value>,
-    out_connectors: IndexMap<String, Value>,
+    in_connectors: AnyMap,
+    out_connectors: AnyMap,
 }
 
+/// Also read by reference: `sdfg` (the nested SDFG), `symbol_mapping`, the connectors.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct NestedDto {
-    // `sdfg` is read by reference from the attributes (deserializing it into
-    // the DTO would deep-copy the whole nested subtree at every level).
-    symbol_mapping: IndexMap<String, Value>,
-    in_connectors: IndexMap<String, Value>,
-    out_connectors: IndexMap<String, Value>,
+    symbol_mapping: AnyMap,
+    in_connectors: AnyMap,
+    out_connectors: AnyMap,
     schedule: Option<String>,
 }
 
+/// Also read by reference: `identity`, `alpha`, `beta`, the connectors.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct LibraryDto {
     name: String,
     axes: Option<Vec<i64>>,
     wcr: Option<String>,
-    identity: Value,
-    alpha: Value,
-    beta: Value,
     schedule: Option<String>,
-    in_connectors: IndexMap<String, Value>,
-    out_connectors: IndexMap<String, Value>,
+    in_connectors: AnyMap,
+    out_connectors: AnyMap,
 }
 
+/// Also read by reference: `subset`, `other_subset`, `volume`.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct MemletDto {
     data: Option<String>,
-    subset: Option<Value>,
-    other_subset: Option<Value>,
     wcr: Option<String>,
     dynamic: bool,
-    volume: Value,
     is_data_src: Option<bool>,
 }
 
 // ------------------------------------------------------------- helpers ----
 
+/// `base` extended by one JSON-pointer segment (`~` and `/` escaped).
 fn ptr(base: &str, key: impl std::fmt::Display) -> String {
-    let key = key.to_string().replace('~', "~0").replace('/', "~1");
-    format!("{base}/{key}")
+    use std::fmt::Write;
+    let mut out = String::with_capacity(base.len() + 16);
+    out.push_str(base);
+    out.push('/');
+    let start = out.len();
+    let _ = write!(out, "{key}");
+    if out[start..].contains(['~', '/']) {
+        let escaped = out[start..].replace('~', "~0").replace('/', "~1");
+        out.truncate(start);
+        out.push_str(&escaped);
+    }
+    out
 }
 
 /// Deserializes a DTO, reporting the exact JSON pointer on a type mismatch.
-fn dto<T: DeserializeOwned + Default>(v: Option<&Value>, path: &str) -> Result<T> {
+/// The path is traced only when the fast, untraced attempt fails.
+fn dto<'a, T: Deserialize<'a> + Default>(v: Option<&'a Json<'a>>, path: &str) -> Result<T> {
     let Some(v) = v else { return Ok(T::default()) };
     if v.is_null() {
         return Ok(T::default());
+    }
+    if let Ok(t) = T::deserialize(v) {
+        return Ok(t);
     }
     serde_path_to_error::deserialize::<_, T>(v).map_err(|e| {
         let mut p = path.to_string();
@@ -236,7 +256,7 @@ fn dto<T: DeserializeOwned + Default>(v: Option<&Value>, path: &str) -> Result<T
     })
 }
 
-fn get<'a>(obj: &'a Value, key: &str, path: &str) -> Result<&'a Value> {
+fn get<'a>(obj: &'a Json<'a>, key: &str, path: &str) -> Result<&'a Json<'a>> {
     match obj.as_object() {
         Some(map) => map
             .get(key)
@@ -248,10 +268,10 @@ fn get<'a>(obj: &'a Value, key: &str, path: &str) -> Result<&'a Value> {
     }
 }
 
-fn get_array<'a>(obj: &'a Value, key: &str, path: &str) -> Result<&'a [Value]> {
+fn get_array<'a>(obj: &'a Json<'a>, key: &str, path: &str) -> Result<&'a [Json<'a>]> {
     match obj.get(key) {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(a)) => Ok(a),
+        None | Some(Json::Null) => Ok(&[]),
+        Some(Json::Array(a)) => Ok(a),
         Some(other) => Err(Error::format(
             ptr(path, key),
             format!("expected a list, found {}", kind_of(other)),
@@ -259,26 +279,26 @@ fn get_array<'a>(obj: &'a Value, key: &str, path: &str) -> Result<&'a [Value]> {
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
+fn kind_of(v: &Json) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
     }
 }
 
-fn type_of<'a>(obj: &'a Value, path: &str) -> Result<&'a str> {
+fn type_of<'a>(obj: &'a Json<'a>, path: &str) -> Result<&'a str> {
     get(obj, "type", path)?
         .as_str()
         .ok_or_else(|| Error::format(ptr(path, "type"), "'type' must be a string"))
 }
 
-fn label_of(obj: &Value) -> String {
+fn label_of(obj: &Json) -> String {
     obj.get("label")
-        .and_then(Value::as_str)
+        .and_then(Json::as_str)
         .unwrap_or("")
         .to_string()
 }
@@ -292,12 +312,17 @@ fn py_err(e: PyError, path: &str, what: &str) -> Error {
 }
 
 /// Parses a symbolic expression given as a JSON string or number.
-fn sym(v: &Value, path: &str) -> Result<Expr> {
+fn sym(v: &Json, path: &str) -> Result<Expr> {
     match v {
-        Value::String(s) => {
-            python::parse_expr(s).map_err(|e| py_err(e, path, "symbolic expression"))
+        Json::String(s) => {
+            if let Some(e) = EXPRS.with(|c| c.borrow().get(s.as_ref()).cloned()) {
+                return Ok(e);
+            }
+            let e = python::parse_expr(s).map_err(|e| py_err(e, path, "symbolic expression"))?;
+            EXPRS.with(|c| c.borrow_mut().insert(s.to_string(), e.clone()));
+            Ok(e)
         }
-        Value::Number(n) => {
+        Json::Number(n) => {
             if let Some(i) = n.as_i64() {
                 Ok(Expr::Int(i))
             } else if let Some(f) = n.as_f64() {
@@ -306,7 +331,7 @@ fn sym(v: &Value, path: &str) -> Result<Expr> {
                 Err(Error::format(path, format!("number {n} out of range")))
             }
         }
-        Value::Bool(b) => Ok(Expr::Bool(*b)),
+        Json::Bool(b) => Ok(Expr::Bool(*b)),
         other => Err(Error::format(
             path,
             format!("expected a symbolic expression, found {}", kind_of(other)),
@@ -314,19 +339,19 @@ fn sym(v: &Value, path: &str) -> Result<Expr> {
     }
 }
 
-fn sym_list(vs: &[Value], path: &str) -> Result<Vec<Expr>> {
+fn sym_list(vs: &[Json], path: impl Fn() -> String) -> Result<Vec<Expr>> {
     vs.iter()
         .enumerate()
-        .map(|(i, v)| sym(v, &ptr(path, i)))
+        .map(|(i, v)| located(|p| sym(v, p), || ptr(&path(), i)))
         .collect()
 }
 
-fn dtype(v: &Value, path: &str) -> Result<DType> {
+fn dtype(v: &Json, path: &str) -> Result<DType> {
     match v {
-        Value::String(s) => DType::from_dace_name(s)
+        Json::String(s) => DType::from_dace_name(s)
             .ok_or_else(|| Error::unsupported(path, format!("data type '{s}'"))),
-        Value::Object(o) => {
-            let t = o.get("type").and_then(Value::as_str).unwrap_or("?");
+        Json::Object(o) => {
+            let t = o.get("type").and_then(Json::as_str).unwrap_or("?");
             Err(Error::unsupported(path, format!("data type of kind '{t}'")))
         }
         other => Err(Error::format(
@@ -336,21 +361,57 @@ fn dtype(v: &Value, path: &str) -> Result<DType> {
     }
 }
 
-fn conn_type(v: &Value, path: &str) -> Result<ConnType> {
+fn conn_type(v: &Json, path: &str) -> Result<ConnType> {
     match v {
-        Value::Null => Ok(ConnType::Unknown),
-        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("pointer") => {
-            let inner = o.get("dtype").unwrap_or(&Value::Null);
+        Json::Null => Ok(ConnType::Unknown),
+        Json::Object(o) if o.get("type").and_then(Json::as_str) == Some("pointer") => {
+            let inner = o.get("dtype").unwrap_or(&Json::Null);
             Ok(ConnType::Pointer(dtype(inner, &ptr(path, "dtype"))?))
         }
         other => Ok(ConnType::Scalar(dtype(other, path)?)),
     }
 }
 
-fn connectors(map: &IndexMap<String, Value>, path: &str) -> Result<IndexMap<String, ConnType>> {
-    map.iter()
-        .map(|(k, v)| Ok((k.clone(), conn_type(v, &ptr(path, k))?)))
-        .collect()
+/// The member `key` of an attribute object (`None` if absent).
+fn member<'a>(attrs: Option<&'a Json<'a>>, key: &str) -> Option<&'a Json<'a>> {
+    attrs.and_then(|a| a.get(key))
+}
+
+/// The entries of the object member `key` (none if absent or not an object;
+/// the DTO has checked its kind).
+fn entries<'a>(
+    attrs: Option<&'a Json<'a>>,
+    key: &str,
+) -> impl Iterator<Item = (&'a str, &'a Json<'a>)> {
+    member(attrs, key)
+        .and_then(Json::as_object)
+        .into_iter()
+        .flat_map(|o| o.iter())
+}
+
+/// The elements of the list member `key` (empty if absent or not a list).
+fn elements<'a>(attrs: Option<&'a Json<'a>>, key: &str) -> &'a [Json<'a>] {
+    member(attrs, key).and_then(Json::as_array).unwrap_or(&[])
+}
+
+fn connectors<'a>(
+    attrs: Option<&'a Json<'a>>,
+    key: &str,
+    path: &str,
+) -> Result<IndexMap<String, ConnType>> {
+    let mut out = IndexMap::new();
+    for (k, v) in entries(attrs, key) {
+        let t = located(|p| conn_type(v, p), || ptr(&ptr(path, key), k))?;
+        out.insert(k.to_string(), t);
+    }
+    Ok(out)
+}
+
+/// Runs `f` (which must not have side effects) with an empty location, and
+/// only if it fails runs it again at `at()`: the JSON pointer is built only
+/// for an error.
+fn located<T>(f: impl Fn(&str) -> Result<T>, at: impl FnOnce() -> String) -> Result<T> {
+    f("").or_else(|_| f(&at()))
 }
 
 fn code_block(c: Option<CodeDto>, default_lang: Language) -> CodeBlock {
@@ -393,42 +454,105 @@ fn statements(c: Option<CodeDto>, path: &str) -> Result<Vec<Stmt>> {
     python::parse_code(&c.code).map_err(|e| py_err(e, path, "statement"))
 }
 
-fn id_string(v: &Value) -> Option<String> {
+/// A node or block id as a lookup key: ids compare as DaCe writes them
+/// (the number 3 and the string "3" are the same id), without allocating
+/// for the usual unsigned integers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum IdKey<'a> {
+    Num(u64),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl std::fmt::Display for IdKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdKey::Num(n) => write!(f, "{n}"),
+            IdKey::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+fn id_key<'a>(v: &'a Json<'a>) -> Option<IdKey<'a>> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Json::String(s) => {
+            let canonical = !s.is_empty()
+                && s.bytes().all(|c| c.is_ascii_digit())
+                && (s.len() == 1 || !s.starts_with('0'));
+            Some(match s.parse::<u64>() {
+                Ok(n) if canonical => IdKey::Num(n),
+                _ => IdKey::Text(std::borrow::Cow::Borrowed(s)),
+            })
+        }
+        Json::Number(n) => Some(match n.as_u64() {
+            Some(u) => IdKey::Num(u),
+            None => IdKey::Text(std::borrow::Cow::Owned(n.to_string())),
+        }),
         _ => None,
     }
 }
 
-/// Maps the `id` fields of a node list to positions.
-fn id_index(items: &[Value], path: &str) -> Result<IndexMap<String, u32>> {
-    let mut ids = IndexMap::new();
-    for (i, item) in items.iter().enumerate() {
-        let id = item
-            .get("id")
-            .and_then(id_string)
-            .unwrap_or_else(|| i.to_string());
-        if ids.insert(id.clone(), i as u32).is_some() {
-            return Err(Error::invalid(
-                ptr(&ptr(path, i), "id"),
-                format!("duplicate id {id}"),
-            ));
-        }
-    }
-    Ok(ids)
+/// Position of each id in a node list: DaCe numbers them 0, 1, 2, ... in
+/// order, which needs no table.
+enum Ids<'a> {
+    /// The id of the element at position i is i, for every i < n.
+    Dense(usize),
+    /// Any other numbering.
+    Map(HashMap<IdKey<'a>, u32>),
 }
 
-fn lookup(ids: &IndexMap<String, u32>, v: Option<&Value>, path: &str, what: &str) -> Result<u32> {
-    let Some(v) = v else {
-        return Err(Error::format(path, format!("missing {what}")));
+impl Ids<'_> {
+    fn get(&self, key: &IdKey) -> Option<u32> {
+        match (self, key) {
+            (Ids::Dense(n), IdKey::Num(k)) => (*k < *n as u64).then_some(*k as u32),
+            (Ids::Dense(_), IdKey::Text(_)) => None,
+            (Ids::Map(m), k) => m.get(k).copied(),
+        }
+    }
+}
+
+/// Maps the `id` fields of a node list to positions.
+fn id_index<'a>(items: &'a [Json<'a>], path: &str) -> Result<Ids<'a>> {
+    let key = |i: usize, item: &'a Json<'a>| {
+        item.get("id")
+            .and_then(id_key)
+            .unwrap_or(IdKey::Num(i as u64))
     };
-    let key = id_string(v).ok_or_else(|| {
-        Error::format(path, format!("{what} must be an id, found {}", kind_of(v)))
+    if items
+        .iter()
+        .enumerate()
+        .all(|(i, item)| key(i, item) == IdKey::Num(i as u64))
+    {
+        return Ok(Ids::Dense(items.len()));
+    }
+    let mut ids = HashMap::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match ids.entry(key(i, item)) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                return Err(Error::invalid(
+                    ptr(&ptr(path, i), "id"),
+                    format!("duplicate id {}", o.key()),
+                ));
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i as u32);
+            }
+        }
+    }
+    Ok(Ids::Map(ids))
+}
+
+fn lookup(ids: &Ids, v: Option<&Json>, path: impl Fn() -> String, what: &str) -> Result<u32> {
+    let Some(v) = v else {
+        return Err(Error::format(path(), format!("missing {what}")));
+    };
+    let key = id_key(v).ok_or_else(|| {
+        Error::format(
+            path(),
+            format!("{what} must be an id, found {}", kind_of(v)),
+        )
     })?;
     ids.get(&key)
-        .copied()
-        .ok_or_else(|| Error::invalid(path, format!("{what} {key} does not exist")))
+        .ok_or_else(|| Error::invalid(path(), format!("{what} {key} does not exist")))
 }
 
 /// Parses `lambda a, b: body` as DaCe writes write-conflict resolutions.
@@ -486,26 +610,31 @@ fn classify_wcr(a: &str, b: &str, body: &Expr) -> WcrKind {
     }
 }
 
-fn subset(v: &Value, path: &str) -> Result<Option<Subset>> {
+/// Reads a subset; `path` builds its JSON pointer, only for an error.
+fn subset(v: &Json, path: &dyn Fn() -> String) -> Result<Option<Subset>> {
     if v.is_null() {
         return Ok(None);
     }
-    match type_of(v, path)? {
+    let num = |x: &Json, at: &dyn Fn() -> String| located(|p| sym(x, p), at);
+    match located(|p| type_of(v, p), path)? {
         "Range" => {
-            let ranges = get_array(v, "ranges", path)?;
-            let rp = ptr(path, "ranges");
+            let ranges = located(|p| get_array(v, "ranges", p), path)?;
             let mut out = Vec::with_capacity(ranges.len());
             for (i, r) in ranges.iter().enumerate() {
-                let p = ptr(&rp, i);
+                let p = || ptr(&ptr(&path(), "ranges"), i);
                 let field = |k: &str, default: i64| -> Result<Expr> {
                     match r.get(k) {
                         None => Ok(Expr::Int(default)),
-                        Some(x) => sym(x, &ptr(&p, k)),
+                        Some(x) => num(x, &|| ptr(&p(), k)),
                     }
                 };
+                let bound = |k: &str| -> Result<Expr> {
+                    let x = located(|q| get(r, k, q), p)?;
+                    num(x, &|| ptr(&p(), k))
+                };
                 out.push(RangeDim {
-                    start: sym(get(r, "start", &p)?, &ptr(&p, "start"))?,
-                    end: sym(get(r, "end", &p)?, &ptr(&p, "end"))?,
+                    start: bound("start")?,
+                    end: bound("end")?,
                     step: field("step", 1)?,
                     tile: field("tile", 1)?,
                 });
@@ -513,11 +642,10 @@ fn subset(v: &Value, path: &str) -> Result<Option<Subset>> {
             Ok(Some(out))
         }
         "Indices" => {
-            let idx = get_array(v, "indices", path)?;
-            let ip = ptr(path, "indices");
+            let idx = located(|p| get_array(v, "indices", p), path)?;
             let mut out = Vec::with_capacity(idx.len());
             for (i, x) in idx.iter().enumerate() {
-                let e = sym(x, &ptr(&ip, i))?;
+                let e = num(x, &|| ptr(&ptr(&path(), "indices"), i))?;
                 out.push(RangeDim {
                     start: e.clone(),
                     end: e,
@@ -528,10 +656,38 @@ fn subset(v: &Value, path: &str) -> Result<Option<Subset>> {
             Ok(Some(out))
         }
         other => Err(Error::unsupported(
-            ptr(path, "type"),
+            ptr(&path(), "type"),
             format!("subset type '{other}'"),
         )),
     }
+}
+
+/// Reads a memlet's attributes; `path` builds their JSON pointer, only for an error.
+fn memlet<'a>(v: Option<&'a Json<'a>>, path: &dyn Fn() -> String) -> Result<Memlet> {
+    let m: MemletDto = located(|p| dto(v, p), path)?;
+    let subset_of = |k: &str| -> Result<Option<Subset>> {
+        match member(v, k) {
+            None => Ok(None),
+            Some(x) => subset(x, &|| ptr(&path(), k)),
+        }
+    };
+    let wcr = match &m.wcr {
+        Some(w) => Some(located(|p| parse_wcr(w, p), || ptr(&path(), "wcr"))?),
+        None => None,
+    };
+    let volume = match member(v, "volume") {
+        None | Some(Json::Null) => Expr::Int(1),
+        Some(x) => located(|p| sym(x, p), || ptr(&path(), "volume"))?,
+    };
+    Ok(Memlet {
+        data: m.data,
+        subset: subset_of("subset")?,
+        other_subset: subset_of("other_subset")?,
+        wcr,
+        dynamic: m.dynamic,
+        volume,
+        is_data_src: m.is_data_src,
+    })
 }
 
 fn schedule(s: Option<&str>, path: &str) -> Result<Schedule> {
@@ -553,7 +709,7 @@ impl Reader {
         Ok(())
     }
 
-    fn sdfg(&mut self, v: &Value, path: &str) -> Result<Sdfg> {
+    fn sdfg(&mut self, v: &Json, path: &str) -> Result<Sdfg> {
         self.enter(path)?;
         let t = type_of(v, path)?;
         if t != "SDFG" {
@@ -565,7 +721,8 @@ impl Reader {
         let id = self.next_id;
         self.next_id += 1;
         let ap = ptr(path, "attributes");
-        let attrs: SdfgAttrsDto = dto(v.get("attributes"), &ap)?;
+        let av = v.get("attributes");
+        let attrs: SdfgAttrsDto = dto(av, &ap)?;
         let name = attrs
             .name
             .clone()
@@ -581,18 +738,18 @@ impl Reader {
         }
         let arrp = ptr(&ap, "_arrays");
         let mut arrays = IndexMap::new();
-        for (k, d) in &attrs._arrays {
-            arrays.insert(k.clone(), self.data(d, &ptr(&arrp, k), k)?);
+        for (k, d) in entries(av, "_arrays") {
+            arrays.insert(k.to_string(), self.data(d, &ptr(&arrp, k), k)?);
         }
         let symp = ptr(&ap, "symbols");
         let mut symbols = IndexMap::new();
-        for (k, t) in &attrs.symbols {
-            symbols.insert(k.clone(), dtype(t, &ptr(&symp, k))?);
+        for (k, t) in entries(av, "symbols") {
+            symbols.insert(k.to_string(), located(|p| dtype(t, p), || ptr(&symp, k))?);
         }
         let cp = ptr(&ap, "constants_prop");
         let mut constants = IndexMap::new();
-        for (k, c) in &attrs.constants_prop {
-            constants.insert(k.clone(), self.constant(c, &ptr(&cp, k))?);
+        for (k, c) in entries(av, "constants_prop") {
+            constants.insert(k.to_string(), self.constant(c, &ptr(&cp, k))?);
         }
         // Names, not JSON key order, decide everything downstream (output
         // must not change when a tool reorders the keys of an object).
@@ -616,7 +773,7 @@ impl Reader {
         })
     }
 
-    fn data(&mut self, v: &Value, path: &str, name: &str) -> Result<DataDesc> {
+    fn data(&mut self, v: &Json, path: &str, name: &str) -> Result<DataDesc> {
         let t = type_of(v, path)?;
         let kind = match t {
             "Array" => DataKind::Array,
@@ -637,16 +794,23 @@ impl Reader {
             }
         };
         let ap = ptr(path, "attributes");
-        let a: DataAttrsDto = dto(v.get("attributes"), &ap)?;
-        let dt = dtype(&a.dtype, &ptr(&ap, "dtype"))?;
-        let shape = sym_list(&a.shape, &ptr(&ap, "shape"))?;
+        let av = v.get("attributes");
+        let a: DataAttrsDto = dto(av, &ap)?;
+        let dt = match member(av, "dtype") {
+            Some(d) => located(|p| dtype(d, p), || ptr(&ap, "dtype"))?,
+            None => DType::from_dace_name("int32").expect("int32 is a DaCe type"),
+        };
+        let shape = match member(av, "shape") {
+            Some(_) => sym_list(elements(av, "shape"), || ptr(&ap, "shape"))?,
+            None => vec![Expr::Int(1)],
+        };
         let rank = shape.len();
         let strides = match &a.strides {
-            Some(s) => sym_list(s, &ptr(&ap, "strides"))?,
+            Some(_) => sym_list(elements(av, "strides"), || ptr(&ap, "strides"))?,
             None => row_major_strides(&shape),
         };
         let offset = match &a.offset {
-            Some(o) => sym_list(o, &ptr(&ap, "offset"))?,
+            Some(_) => sym_list(elements(av, "offset"), || ptr(&ap, "offset"))?,
             None => vec![Expr::Int(0); rank],
         };
         if strides.len() != rank || offset.len() != rank {
@@ -659,8 +823,8 @@ impl Reader {
                 ),
             ));
         }
-        let total_size = match &a.total_size {
-            Some(t) => sym(t, &ptr(&ap, "total_size"))?,
+        let total_size = match member(av, "total_size").filter(|t| !t.is_null()) {
+            Some(t) => located(|p| sym(t, p), || ptr(&ap, "total_size"))?,
             None => shape
                 .iter()
                 .cloned()
@@ -680,7 +844,10 @@ impl Reader {
             strides,
             total_size,
             offset,
-            start_offset: sym(&a.start_offset, &ptr(&ap, "start_offset"))?,
+            start_offset: match member(av, "start_offset") {
+                Some(x) => located(|p| sym(x, p), || ptr(&ap, "start_offset"))?,
+                None => Expr::Int(0),
+            },
             transient: a.transient,
             storage,
             lifetime,
@@ -690,7 +857,7 @@ impl Reader {
         })
     }
 
-    fn constant(&mut self, v: &Value, path: &str) -> Result<Constant> {
+    fn constant(&mut self, v: &Json, path: &str) -> Result<Constant> {
         let pair = v
             .as_array()
             .filter(|a| a.len() == 2)
@@ -698,7 +865,7 @@ impl Reader {
         let desc = self.data(&pair[0], &ptr(path, 0), "constant")?;
         let vp = ptr(path, 1);
         let (values, shape) = match &pair[1] {
-            Value::Object(o) => {
+            Json::Object(o) => {
                 let data = o
                     .get("data")
                     .ok_or_else(|| Error::format(&vp, "ndarray without 'data'"))?;
@@ -717,7 +884,7 @@ impl Reader {
     }
 
     /// Reads a region-like object (SDFG, ControlFlowRegion, LoopRegion, branch body).
-    fn region(&mut self, v: &Value, path: &str, kind: RegionKind) -> Result<Region> {
+    fn region(&mut self, v: &Json, path: &str, kind: RegionKind) -> Result<Region> {
         let nodes = get_array(v, "nodes", path)?;
         let np = ptr(path, "nodes");
         let ids = id_index(nodes, &np)?;
@@ -729,11 +896,16 @@ impl Reader {
         let mut edges = Vec::new();
         for (i, e) in get_array(v, "edges", path)?.iter().enumerate() {
             let p = ptr(&ep, i);
-            let src = BlockId(lookup(&ids, e.get("src"), &ptr(&p, "src"), "source block")?);
+            let src = BlockId(lookup(
+                &ids,
+                e.get("src"),
+                || ptr(&p, "src"),
+                "source block",
+            )?);
             let dst = BlockId(lookup(
                 &ids,
                 e.get("dst"),
-                &ptr(&p, "dst"),
+                || ptr(&p, "dst"),
                 "destination block",
             )?);
             let dp = format!("{p}/attributes/data/attributes");
@@ -744,15 +916,15 @@ impl Reader {
             let a: InterstateDto = dto(data, &dp)?;
             let condition = condition(a.condition, &ptr(&dp, "condition"))?;
             let mut assignments = Vec::new();
-            for (k, val) in &a.assignments {
+            for (k, val) in entries(data, "assignments") {
                 let vp = ptr(&ptr(&dp, "assignments"), k);
                 let e = match val {
-                    Value::String(s) => {
+                    Json::String(s) => {
                         python::parse_expr(s).map_err(|e| py_err(e, &vp, "assignment"))?
                     }
                     other => sym(other, &vp)?,
                 };
-                assignments.push((k.clone(), e));
+                assignments.push((k.to_string(), e));
             }
             edges.push(InterstateEdge {
                 src,
@@ -767,7 +939,7 @@ impl Reader {
             Some(s) if !s.is_null() => Some(BlockId(lookup(
                 &ids,
                 Some(s),
-                &ptr(path, "start_block"),
+                || ptr(path, "start_block"),
                 "start block",
             )?)),
             _ => None,
@@ -785,7 +957,7 @@ impl Reader {
         })
     }
 
-    fn block(&mut self, v: &Value, path: &str) -> Result<Block> {
+    fn block(&mut self, v: &Json, path: &str) -> Result<Block> {
         let t = type_of(v, path)?;
         let label = label_of(v);
         let kind = match t {
@@ -858,7 +1030,7 @@ impl Reader {
         })
     }
 
-    fn state(&mut self, v: &Value, path: &str) -> Result<State> {
+    fn state(&mut self, v: &Json, path: &str) -> Result<State> {
         let nodes = get_array(v, "nodes", path)?;
         let np = ptr(path, "nodes");
         let ids = id_index(nodes, &np)?;
@@ -870,7 +1042,7 @@ impl Reader {
                 Some(s) if !s.is_null() => Some(NodeId(lookup(
                     &ids,
                     Some(s),
-                    &ptr(&p, "scope_entry"),
+                    || ptr(&p, "scope_entry"),
                     "scope entry",
                 )?)),
                 _ => None,
@@ -889,17 +1061,22 @@ impl Reader {
         let mut edges = Vec::new();
         for (i, e) in get_array(v, "edges", path)?.iter().enumerate() {
             let p = ptr(&ep, i);
-            let src = NodeId(lookup(&ids, e.get("src"), &ptr(&p, "src"), "source node")?);
+            let src = NodeId(lookup(
+                &ids,
+                e.get("src"),
+                || ptr(&p, "src"),
+                "source node",
+            )?);
             let dst = NodeId(lookup(
                 &ids,
                 e.get("dst"),
-                &ptr(&p, "dst"),
+                || ptr(&p, "dst"),
                 "destination node",
             )?);
             let conn = |k: &str| -> Result<Option<String>> {
                 match e.get(k) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    None | Some(Json::Null) => Ok(None),
+                    Some(Json::String(s)) => Ok(Some(s.to_string())),
                     Some(other) => Err(Error::format(
                         ptr(&p, k),
                         format!("connector must be a string, found {}", kind_of(other)),
@@ -907,12 +1084,11 @@ impl Reader {
                 }
             };
             let (src_conn, dst_conn) = (conn("src_connector")?, conn("dst_connector")?);
-            let mp = format!("{p}/attributes/data/attributes");
             let data = e
                 .get("attributes")
                 .and_then(|a| a.get("data"))
                 .and_then(|d| d.get("attributes"));
-            let memlet = self.memlet(data, &mp)?;
+            let memlet = memlet(data, &|| format!("{p}/attributes/data/attributes"))?;
             edges.push(DataEdge {
                 src,
                 src_conn,
@@ -925,35 +1101,7 @@ impl Reader {
         Ok(State { nodes: out, edges })
     }
 
-    fn memlet(&mut self, v: Option<&Value>, path: &str) -> Result<Memlet> {
-        let m: MemletDto = dto(v, path)?;
-        let subset_of = |x: &Option<Value>, k: &str| -> Result<Option<Subset>> {
-            match x {
-                None => Ok(None),
-                Some(x) => subset(x, &ptr(path, k)),
-            }
-        };
-        let wcr = match &m.wcr {
-            Some(w) => Some(parse_wcr(w, &ptr(path, "wcr"))?),
-            None => None,
-        };
-        let volume = if m.volume.is_null() {
-            Expr::Int(1)
-        } else {
-            sym(&m.volume, &ptr(path, "volume"))?
-        };
-        Ok(Memlet {
-            data: m.data.clone(),
-            subset: subset_of(&m.subset, "subset")?,
-            other_subset: subset_of(&m.other_subset, "other_subset")?,
-            wcr,
-            dynamic: m.dynamic,
-            volume,
-            is_data_src: m.is_data_src,
-        })
-    }
-
-    fn node(&mut self, v: &Value, path: &str, ids: &IndexMap<String, u32>) -> Result<Node> {
+    fn node(&mut self, v: &Json, path: &str, ids: &Ids) -> Result<Node> {
         let t = type_of(v, path)?;
         let ap = ptr(path, "attributes");
         let attrs = v.get("attributes");
@@ -970,8 +1118,8 @@ impl Reader {
             }
             "MapEntry" => {
                 let a: MapDto = dto(attrs, &ap)?;
-                let range = match &a.range {
-                    Some(r) => subset(r, &ptr(&ap, "range"))?.unwrap_or_default(),
+                let range = match member(attrs, "range") {
+                    Some(r) => subset(r, &|| ptr(&ap, "range"))?.unwrap_or_default(),
                     None => Vec::new(),
                 };
                 if range.len() != a.params.len() {
@@ -988,13 +1136,14 @@ impl Reader {
                 let exit = NodeId(lookup(
                     ids,
                     v.get("scope_exit"),
-                    &ptr(path, "scope_exit"),
+                    || ptr(path, "scope_exit"),
                     "map exit",
                 )?);
                 let gpu_block_size = match &a.gpu_block_size {
                     None => None,
-                    Some(b) => Some(
-                        b.iter()
+                    Some(_) => Some(
+                        elements(attrs, "gpu_block_size")
+                            .iter()
                             .enumerate()
                             .map(|(i, x)| {
                                 let p = ptr(&ptr(&ap, "gpu_block_size"), i);
@@ -1025,7 +1174,7 @@ impl Reader {
                 let entry = NodeId(lookup(
                     ids,
                     v.get("scope_entry"),
-                    &ptr(path, "scope_entry"),
+                    || ptr(path, "scope_entry"),
                     "map entry",
                 )?);
                 NodeKind::MapExit { entry }
@@ -1041,15 +1190,15 @@ impl Reader {
                 let sdfg = self.sdfg(inner, &sp)?;
                 let mp = ptr(&ap, "symbol_mapping");
                 let mut symbol_mapping: IndexMap<String, Expr> = IndexMap::new();
-                for (k, e) in &a.symbol_mapping {
-                    symbol_mapping.insert(k.clone(), sym(e, &ptr(&mp, k))?);
+                for (k, e) in entries(attrs, "symbol_mapping") {
+                    symbol_mapping.insert(k.to_string(), sym(e, &ptr(&mp, k))?);
                 }
                 symbol_mapping.sort_keys();
                 NodeKind::Nested(NestedSdfg {
                     sdfg: Box::new(sdfg),
                     symbol_mapping,
-                    inputs: connectors(&a.in_connectors, &ptr(&ap, "in_connectors"))?,
-                    outputs: connectors(&a.out_connectors, &ptr(&ap, "out_connectors"))?,
+                    inputs: connectors(attrs, "in_connectors", &ap)?,
+                    outputs: connectors(attrs, "out_connectors", &ap)?,
                     schedule: schedule(a.schedule.as_deref(), &ptr(&ap, "schedule"))?,
                 })
             }
@@ -1075,7 +1224,7 @@ impl Reader {
         })
     }
 
-    fn tasklet(&mut self, attrs: Option<&Value>, ap: &str, label: &str) -> Result<Tasklet> {
+    fn tasklet(&mut self, attrs: Option<&Json>, ap: &str, label: &str) -> Result<Tasklet> {
         let a: TaskletDto = dto(attrs, ap)?;
         let code = code_block(a.code, Language::Python);
         let stmts = match code.language {
@@ -1091,24 +1240,24 @@ impl Reader {
             code_init: code_block(a.code_init, Language::Cpp),
             code_exit: code_block(a.code_exit, Language::Cpp),
             side_effects,
-            inputs: connectors(&a.in_connectors, &ptr(ap, "in_connectors"))?,
-            outputs: connectors(&a.out_connectors, &ptr(ap, "out_connectors"))?,
+            inputs: connectors(attrs, "in_connectors", ap)?,
+            outputs: connectors(attrs, "out_connectors", ap)?,
         })
     }
 
-    fn library(&mut self, v: &Value, path: &str) -> Result<LibraryNode> {
+    fn library(&mut self, v: &Json, path: &str) -> Result<LibraryNode> {
         let classpath = get(v, "classpath", path)?
             .as_str()
             .ok_or_else(|| Error::format(ptr(path, "classpath"), "'classpath' must be a string"))?
             .to_string();
         let ap = ptr(path, "attributes");
-        let a: LibraryDto = dto(v.get("attributes"), &ap)?;
+        let attrs = v.get("attributes");
+        let a: LibraryDto = dto(attrs, &ap)?;
         let class = classpath.rsplit('.').next().unwrap_or("");
-        let opt = |x: &Value, k: &str| -> Result<Option<Expr>> {
-            if x.is_null() {
-                Ok(None)
-            } else {
-                sym(x, &ptr(&ap, k)).map(Some)
+        let opt = |k: &str| -> Result<Option<Expr>> {
+            match member(attrs, k) {
+                None | Some(Json::Null) => Ok(None),
+                Some(x) => sym(x, &ptr(&ap, k)).map(Some),
             }
         };
         let kind = match class {
@@ -1120,12 +1269,12 @@ impl Reader {
                 LibraryKind::Reduce {
                     axes: a.axes.clone(),
                     wcr: parse_wcr(w, &ptr(&ap, "wcr"))?,
-                    identity: opt(&a.identity, "identity")?,
+                    identity: opt("identity")?,
                 }
             }
             "MatMul" => LibraryKind::MatMul {
-                alpha: opt(&a.alpha, "alpha")?.unwrap_or(Expr::Int(1)),
-                beta: opt(&a.beta, "beta")?.unwrap_or(Expr::Int(0)),
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
             },
             "Transpose" => LibraryKind::Transpose,
             _ => {
@@ -1139,8 +1288,12 @@ impl Reader {
             name: a.name.clone(),
             classpath,
             kind,
-            inputs: a.in_connectors.keys().cloned().collect(),
-            outputs: a.out_connectors.keys().cloned().collect(),
+            inputs: entries(attrs, "in_connectors")
+                .map(|(k, _)| k.to_string())
+                .collect(),
+            outputs: entries(attrs, "out_connectors")
+                .map(|(k, _)| k.to_string())
+                .collect(),
             schedule: schedule(a.schedule.as_deref(), &ptr(&ap, "schedule"))?,
         })
     }
@@ -1170,12 +1323,12 @@ fn row_major_strides(shape: &[Expr]) -> Vec<Expr> {
     strides
 }
 
-fn scalar_value(v: &Value, path: &str) -> Result<f64> {
+fn scalar_value(v: &Json, path: &str) -> Result<f64> {
     match v {
-        Value::Number(n) => n
+        Json::Number(n) => n
             .as_f64()
             .ok_or_else(|| Error::format(path, "number out of range")),
-        Value::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
+        Json::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
         other => Err(Error::format(
             path,
             format!("expected a number, found {}", kind_of(other)),
@@ -1184,14 +1337,14 @@ fn scalar_value(v: &Value, path: &str) -> Result<f64> {
 }
 
 fn flatten(
-    v: &Value,
+    v: &Json,
     out: &mut Vec<f64>,
     shape: &mut Vec<usize>,
     depth: usize,
     path: &str,
 ) -> Result<()> {
     match v {
-        Value::Array(items) => {
+        Json::Array(items) => {
             if shape.len() == depth {
                 shape.push(items.len());
             } else if shape[depth] != items.len() {

@@ -2,6 +2,8 @@
 
 pub mod json;
 pub mod python;
+pub mod tree;
+pub mod tree_de;
 
 use std::path::Path;
 

@@ -14,12 +14,16 @@ pub fn validate(sdfg: &Sdfg) -> Result<()> {
 
 /// Validates one SDFG; `mapped` holds the symbols a nested SDFG node maps
 /// into it (empty at the top level).
-fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<String>) -> Result<()> {
-    // Names a symbolic expression may refer to inside this SDFG.
-    let mut names: HashSet<String> = mapped.clone();
-    names.extend(sdfg.symbols.keys().cloned());
-    names.extend(sdfg.arrays.keys().cloned());
-    names.extend(sdfg.constants.keys().cloned());
+fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
+    // Names a symbolic expression may refer to inside this SDFG (borrowed
+    // from the IR: nothing is copied).
+    let mut names: HashSet<&str> = HashSet::with_capacity(
+        mapped.len() + sdfg.symbols.len() + sdfg.arrays.len() + sdfg.constants.len(),
+    );
+    names.extend(mapped.iter().copied());
+    names.extend(sdfg.symbols.keys().map(String::as_str));
+    names.extend(sdfg.arrays.keys().map(String::as_str));
+    names.extend(sdfg.constants.keys().map(String::as_str));
     collect_defined(&sdfg.body, &mut names);
     for (name, d) in &sdfg.arrays {
         for (what, list) in [
@@ -66,10 +70,10 @@ fn check_shape(name: &str, d: &DataDesc) -> Result<()> {
 }
 
 /// Adds names defined by control flow: interstate assignment targets and loop variables.
-fn collect_defined(r: &Region, names: &mut HashSet<String>) {
+fn collect_defined<'a>(r: &'a Region, names: &mut HashSet<&'a str>) {
     if let RegionKind::Loop(l) = &r.kind {
         if let Some(v) = &l.variable {
-            names.insert(v.clone());
+            names.insert(v);
         }
         for s in l.init.iter().chain(&l.update) {
             if let Stmt::Assign {
@@ -77,13 +81,13 @@ fn collect_defined(r: &Region, names: &mut HashSet<String>) {
                 ..
             } = s
             {
-                names.insert(n.clone());
+                names.insert(n);
             }
         }
     }
     for e in &r.edges {
         for (k, _) in &e.assignments {
-            names.insert(k.clone());
+            names.insert(k);
         }
     }
     for b in &r.blocks {
@@ -97,7 +101,7 @@ fn collect_defined(r: &Region, names: &mut HashSet<String>) {
     }
 }
 
-fn check_names(e: &Expr, names: &HashSet<String>, path: &str, what: &str) -> Result<()> {
+fn check_names(e: &Expr, names: &HashSet<&str>, path: &str, what: &str) -> Result<()> {
     check_names_in(e, names, &[], path, what)
 }
 
@@ -105,7 +109,7 @@ fn check_names(e: &Expr, names: &HashSet<String>, path: &str, what: &str) -> Res
 /// that no set is cloned per node or edge.
 fn check_names_in(
     e: &Expr,
-    names: &HashSet<String>,
+    names: &HashSet<&str>,
     extra: &[&str],
     path: &str,
     what: &str,
@@ -125,7 +129,7 @@ fn check_names_in(
     }
 }
 
-fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<String>) -> Result<()> {
+fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()> {
     for e in &r.edges {
         check_names(&e.condition, names, &e.path, "interstate condition")?;
         for (_, v) in &e.assignments {
@@ -153,7 +157,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<String>) -> Result<(
     Ok(())
 }
 
-fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<String>) -> Result<()> {
+fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -> Result<()> {
     let node = |id: NodeId| &st.nodes[id.index()];
     check_map_exits(st, label)?;
     for n in &st.nodes {
@@ -269,7 +273,7 @@ fn validate_nested(ns: &NestedSdfg, n: &Node, label: &str) -> Result<()> {
             ));
         }
     }
-    let mapped: HashSet<String> = ns.symbol_mapping.keys().cloned().collect();
+    let mapped: HashSet<&str> = ns.symbol_mapping.keys().map(String::as_str).collect();
     validate_sdfg(&ns.sdfg, &mapped)
 }
 
