@@ -75,6 +75,14 @@ impl<'a> Object<'a> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The value of `key` for changing it in place, if present.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json<'a>> {
+        self.entries
+            .iter_mut()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
     /// The entries in document order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json<'a>)> {
         self.entries.iter().map(|(k, v)| (k.as_ref(), v))
@@ -112,6 +120,21 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// The member `key` of an object for changing it in place; `None` for a
+    /// missing key or a non-object.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json<'a>> {
+        match self {
+            Json::Object(o) => o.get_mut(key),
+            _ => None,
+        }
+    }
+
+    /// Replaces this value with `null` and frees what it held, so that
+    /// later allocations can reuse the memory of a subtree already read.
+    pub fn discard(&mut self) {
+        *self = Json::Null;
+    }
+
     /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -122,6 +145,14 @@ impl<'a> Json<'a> {
 
     /// The elements, if this is a list.
     pub fn as_array(&self) -> Option<&[Json<'a>]> {
+        match self {
+            Json::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The elements, if this is a list, for changing them in place.
+    pub fn as_array_mut(&mut self) -> Option<&mut [Json<'a>]> {
         match self {
             Json::Array(a) => Some(a),
             _ => None,
