@@ -144,11 +144,21 @@ enum Command {
     },
 }
 
+/// mimalloc (built without transparent huge pages, whose allocation time
+/// varies a lot on a busy machine): with [`discard_read_subtrees`] it
+/// reuses the memory of the JSON tree for the IR at little cost, which
+/// glibc's malloc does not (docs/performance.md, section 2).
+///
+/// [`discard_read_subtrees`]: sdfgc::front::json::discard_read_subtrees
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("sdfgc: internal error (this is a bug in sdfgc, please report it): {info}");
     }));
     let cli = Cli::parse();
+    sdfgc::front::json::discard_read_subtrees();
     let result = match cli.command {
         Some(Command::Check { files }) => driver::check(&files, &mut std::io::stdout()),
         Some(Command::Plan {
