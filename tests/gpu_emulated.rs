@@ -1,6 +1,7 @@
 //! GPU code, run: every GPU fixture is generated for CUDA (and its HIP
 //! variants for HIP) in every memory mode, compiled by g++ against a CPU
 //! emulation of the runtime (tests/gpu_emu: kernels run thread by thread,
+//! threads of kernels with barriers as fibers that meet at __syncthreads,
 //! device memory is host memory), and run by the project's harness on the
 //! case's inputs with the workspace poisoned. This checks kernel index math,
 //! launch geometry, host/device copies, the memory modes and the workspace
@@ -46,8 +47,14 @@ pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
     .collect()
 }
 
-/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the emulator's launcher.
+/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the
+/// emulator's launcher (the fiber launcher when the file has barriers).
 fn emulate_launches(src: &str) -> String {
+    let launcher = if src.contains("__syncthreads") {
+        "sdfgc_emu_launch_fibers"
+    } else {
+        "sdfgc_emu_launch"
+    };
     let mut out = String::with_capacity(src.len());
     for line in src.lines() {
         if let (Some(open), Some(close)) = (line.find("<<<"), line.find(">>>(")) {
@@ -77,7 +84,7 @@ fn emulate_launches(src: &str) -> String {
                 parts.last_mut().unwrap().push(ch);
             }
             out.push_str(&format!(
-                "{}sdfgc_emu_launch(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
+                "{}{launcher}(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
                 &head[..name_start],
                 parts[0].trim(),
                 parts[1].trim()
