@@ -395,3 +395,41 @@ fn unsupported_thread_block_code_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// Sets an attribute of the map labelled `label` in a fixture's JSON.
+fn set_map_attribute(text: &str, label: &str, key: &str, value: serde_json::Value) -> String {
+    let mut j: serde_json::Value = serde_json::from_str(text).unwrap();
+    for n in j["nodes"][0]["nodes"].as_array_mut().unwrap() {
+        let name = n["label"].as_str().unwrap_or_default();
+        if n["type"] == "MapEntry" && name.starts_with(&format!("{label}[")) {
+            n["attributes"][key] = value.clone();
+        }
+    }
+    j.to_string()
+}
+
+#[test]
+fn thread_block_ranges_beyond_the_block_limit_become_strided_loops() {
+    let range = serde_json::json!({"type": "Range", "ranges": [
+        {"start": "0", "end": "2047", "step": "1", "tile": "1"}]});
+    let src = generate_modified("tb_stencil_shared", |t| {
+        set_map_attribute(&t, "load", "range", range.clone())
+    })
+    .unwrap();
+    // 2048 threads would exceed 1024: the block is capped and the map strides.
+    assert!(src.contains("const dim3 __block(1024, 1, 1);"), "{src}");
+    assert!(
+        src.contains("for (int64_t __tbx = threadIdx.x; __tbx < 2048; __tbx += 1024)"),
+        "{src}"
+    );
+    assert!(src.contains("if (__tbx < 64)"), "{src}");
+    // A gpu_block_size that contradicts the thread-block maps is refused.
+    let err = generate_modified("tb_stencil_shared", |t| {
+        set_map_attribute(&t, "blocks", "gpu_block_size", serde_json::json!([128]))
+    })
+    .unwrap_err();
+    assert!(
+        err.contains("gpu_block_size") && err.contains("GPU_ThreadBlock"),
+        "{err}"
+    );
+}
