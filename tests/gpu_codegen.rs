@@ -294,3 +294,142 @@ fn constant_memory_is_refused_by_name() {
         .to_string();
     assert!(err.contains("--constant-memory"), "{err}");
 }
+
+fn tb_fixture(case: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("fixtures/gpu-tb/{case}/program.gpu.sdfg"))
+}
+
+/// The `__global__` function whose name starts with `name`.
+fn kernel<'a>(src: &'a str, name: &str) -> &'a str {
+    let start = src
+        .find(&format!(") {name}"))
+        .map(|i| src[..i].rfind("__global__").unwrap())
+        .unwrap_or_else(|| panic!("no kernel {name}"));
+    let end = src[start..].find("\n}\n").unwrap() + start;
+    &src[start..end]
+}
+
+#[test]
+fn thread_block_maps_become_thread_index_math_with_shared_memory_and_barriers() {
+    for target in [Target::Cuda, Target::Hip] {
+        let src = generate(&tb_fixture("tb_stencil_shared"), target, Mode::External, 1);
+        let k = kernel(&src, "blocks_");
+        // Block: the largest thread-block map (66 threads); grid: the device map's range.
+        assert!(k.contains("__launch_bounds__(66)"), "{k}");
+        assert!(src.contains("const dim3 __block(66, 1, 1);"), "{src}");
+        assert!(src.contains("const dim3 __grid(static_cast<unsigned int>(N / 64), 1, 1);"));
+        assert!(k.contains("const int64_t __tx = blockIdx.x;"), "{k}");
+        assert!(k.contains("__shared__ double tile[66];"), "{k}");
+        // The 64-thread map does not fill the block: guarded.
+        assert!(k.contains("if (__tbx < 64)"), "{k}");
+        // Exactly one barrier, between the two thread-block scopes.
+        assert_eq!(k.matches("__syncthreads();").count(), 1, "{k}");
+        let load = k.find("// thread-block map load").unwrap();
+        let sync = k.find("__syncthreads();").unwrap();
+        let compute = k.find("// thread-block map compute").unwrap();
+        assert!(load < sync && sync < compute, "{k}");
+        // The Register scalar is a local variable of the thread.
+        assert!(k.contains("[[maybe_unused]] double acc;"), "{k}");
+    }
+}
+
+#[test]
+fn thread_block_barriers_are_placed_where_scopes_conflict() {
+    let src = generate(
+        &tb_fixture("tb_matmul_tiled"),
+        Target::Cuda,
+        Mode::External,
+        1,
+    );
+    let k = kernel(&src, "tiles_");
+    assert!(src.contains("const dim3 __block(8, 8, 1);"), "{src}");
+    assert!(k.contains("__shared__ double sA[32];") && k.contains("__shared__ double sB[32];"));
+    // The two tile loads touch different arrays: no barrier between them; the
+    // product reads both (barrier before), and the next K tile overwrites
+    // them (barrier at the end of the loop body).
+    let a = k.find("// thread-block map load_a").unwrap();
+    let b = k.find("// thread-block map load_b").unwrap();
+    let mult = k.find("// thread-block map mult").unwrap();
+    assert!(!k[a..b].contains("__syncthreads"), "{k}");
+    assert!(k[b..mult].contains("__syncthreads();"), "{k}");
+    assert!(k[mult..].contains("__syncthreads();"), "{k}");
+    assert_eq!(k.matches("__syncthreads();").count(), 2, "{k}");
+    // 8x4 and 4x8 maps in an 8x8 block: one guard each.
+    assert!(k[a..b].contains("if (__tbx < 4)"), "{k}");
+    assert!(k[b..mult].contains("if (__tby < 4)"), "{k}");
+}
+
+fn generate_modified(case: &str, edit: impl Fn(String) -> String) -> Result<String, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("program.gpu.sdfg");
+    let text = std::fs::read_to_string(tb_fixture(case)).unwrap();
+    std::fs::write(&file, edit(text)).unwrap();
+    sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cuda))
+        .map(|outs| {
+            outs.into_iter()
+                .find(|(n, _)| n.ends_with(".cu"))
+                .unwrap()
+                .1
+        })
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn unsupported_thread_block_code_is_refused_by_name() {
+    let err = generate_modified("tb_stencil_shared", |t| {
+        t.replacen("\"GPU_ThreadBlock\"", "\"GPU_ThreadBlock_Dynamic\"", 1)
+    })
+    .unwrap_err();
+    assert!(err.contains("GPU_ThreadBlock_Dynamic map"), "{err}");
+    let err = generate_modified("tb_stencil_shared", |t| {
+        let mut j: serde_json::Value = serde_json::from_str(&t).unwrap();
+        let tile = &mut j["attributes"]["_arrays"]["tile"]["attributes"];
+        tile["total_size"] = "N".into();
+        tile["shape"] = serde_json::json!(["N"]);
+        j.to_string()
+    })
+    .unwrap_err();
+    assert!(
+        err.contains("GPU_Shared transient 'tile'") && err.contains("dynamic shared memory"),
+        "{err}"
+    );
+}
+
+/// Sets an attribute of the map labelled `label` in a fixture's JSON.
+fn set_map_attribute(text: &str, label: &str, key: &str, value: serde_json::Value) -> String {
+    let mut j: serde_json::Value = serde_json::from_str(text).unwrap();
+    for n in j["nodes"][0]["nodes"].as_array_mut().unwrap() {
+        let name = n["label"].as_str().unwrap_or_default();
+        if n["type"] == "MapEntry" && name.starts_with(&format!("{label}[")) {
+            n["attributes"][key] = value.clone();
+        }
+    }
+    j.to_string()
+}
+
+#[test]
+fn thread_block_ranges_beyond_the_block_limit_become_strided_loops() {
+    let range = serde_json::json!({"type": "Range", "ranges": [
+        {"start": "0", "end": "2047", "step": "1", "tile": "1"}]});
+    let src = generate_modified("tb_stencil_shared", |t| {
+        set_map_attribute(&t, "load", "range", range.clone())
+    })
+    .unwrap();
+    // 2048 threads would exceed 1024: the block is capped and the map strides.
+    assert!(src.contains("const dim3 __block(1024, 1, 1);"), "{src}");
+    assert!(
+        src.contains("for (int64_t __tbx = threadIdx.x; __tbx < 2048; __tbx += 1024)"),
+        "{src}"
+    );
+    assert!(src.contains("if (__tbx < 64)"), "{src}");
+    // A gpu_block_size that contradicts the thread-block maps is refused.
+    let err = generate_modified("tb_stencil_shared", |t| {
+        set_map_attribute(&t, "blocks", "gpu_block_size", serde_json::json!([128]))
+    })
+    .unwrap_err();
+    assert!(
+        err.contains("gpu_block_size") && err.contains("GPU_ThreadBlock"),
+        "{err}"
+    );
+}

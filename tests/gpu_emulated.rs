@@ -1,6 +1,7 @@
 //! GPU code, run: every GPU fixture is generated for CUDA (and its HIP
 //! variants for HIP) in every memory mode, compiled by g++ against a CPU
 //! emulation of the runtime (tests/gpu_emu: kernels run thread by thread,
+//! threads of kernels with barriers as fibers that meet at __syncthreads,
 //! device memory is host memory), and run by the project's harness on the
 //! case's inputs with the workspace poisoned. This checks kernel index math,
 //! launch geometry, host/device copies, the memory modes and the workspace
@@ -46,8 +47,14 @@ pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
     .collect()
 }
 
-/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the emulator's launcher.
+/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the
+/// emulator's launcher (the fiber launcher when the file has barriers).
 fn emulate_launches(src: &str) -> String {
+    let launcher = if src.contains("__syncthreads") {
+        "sdfgc_emu_launch_fibers"
+    } else {
+        "sdfgc_emu_launch"
+    };
     let mut out = String::with_capacity(src.len());
     for line in src.lines() {
         if let (Some(open), Some(close)) = (line.find("<<<"), line.find(">>>(")) {
@@ -77,7 +84,7 @@ fn emulate_launches(src: &str) -> String {
                 parts.last_mut().unwrap().push(ch);
             }
             out.push_str(&format!(
-                "{}sdfgc_emu_launch(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
+                "{}{launcher}(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
                 &head[..name_start],
                 parts[0].trim(),
                 parts[1].trim()
@@ -197,4 +204,74 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
         tasks.len(),
         failures.join("\n\n")
     );
+}
+
+/// The emulator's barriers: a block's threads meet at `__syncthreads()`
+/// (without it a thread reads shared memory before others wrote it), and a
+/// barrier that only some threads reach aborts the launch.
+#[test]
+fn the_emulator_runs_block_threads_to_each_barrier() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("barrier.cpp");
+    std::fs::write(
+        &src,
+        r#"#include "cuda_runtime.h"
+#include <cstdio>
+__global__ void reverse(double *out, int sync) {
+    __shared__ double s[64];
+    s[threadIdx.x] = blockIdx.x * 100.0 + threadIdx.x;
+    if (sync) __syncthreads();
+    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x];
+}
+__global__ void diverge() {
+    if (threadIdx.x < 3) __syncthreads();
+}
+int main(int argc, char **) {
+    if (argc > 1) {
+        sdfgc_emu_launch_fibers(dim3(1), dim3(8), [&] { diverge(); });
+        return 0;
+    }
+    double out[128];
+    int wrong[2] = {0, 0};
+    for (int sync = 0; sync < 2; ++sync) {
+        sdfgc_emu_launch_fibers(dim3(2), dim3(64), [&] { reverse(out, sync); });
+        for (int b = 0; b < 2; ++b)
+            for (int t = 0; t < 64; ++t)
+                wrong[sync] += out[b * 64 + t] != b * 100.0 + 63 - t;
+    }
+    std::printf("%d %d\n", wrong[0], wrong[1]);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("barrier");
+    let inc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_emu");
+    let cc = Command::new("g++")
+        .args(["-std=c++17", "-O1", "-I"])
+        .arg(&inc)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("g++ is required");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    let wrong: Vec<usize> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        wrong[0] > 0,
+        "without the barrier some reads must be wrong: {text}"
+    );
+    assert_eq!(wrong[1], 0, "with the barrier every read is right: {text}");
+    let diverged = Command::new(&exe).arg("diverge").output().unwrap();
+    assert!(!diverged.status.success());
+    assert!(String::from_utf8_lossy(&diverged.stderr).contains("__syncthreads"));
 }

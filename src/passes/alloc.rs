@@ -231,6 +231,21 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         let sites = uses.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let scope = scope_of(sites);
         let zero = wcr.contains(name) || setzero.contains(name);
+        if d.storage == Storage::GpuShared
+            && (cx.in_kernel || !matches!(scope, AllocScope::Map(..)))
+        {
+            let where_ = if cx.in_kernel {
+                "in a nested SDFG inside a GPU kernel"
+            } else {
+                "outside a single GPU kernel map"
+            };
+            return Err(Error::unsupported(
+                &d.path,
+                format!(
+                    "GPU_Shared transient '{name}' is used {where_}; block-shared memory lives in one kernel"
+                ),
+            ));
+        }
         let device = cx.in_kernel
             || d.storage.is_gpu()
             || (cx.gpu

@@ -1,25 +1,35 @@
 // A tiny CUDA/HIP runtime emulation on the CPU, for tests only: it lets the
 // generated .cu/.hip files be compiled by g++ and run on a machine without a
 // GPU, so that kernel index math, launches, copies, memory modes and the
-// workspace protocol are checked by running them. Kernels run sequentially,
-// one thread after another (kernels that need __syncthreads are not supported).
-// "Device" memory is host memory, but the emulator remembers which pointers
-// came from cudaMalloc, so pointer-attribute queries answer correctly.
+// workspace protocol are checked by running them. Kernels run thread by
+// thread. In files with barriers (the test picks the launcher) the threads
+// of a block run as fibers (ucontext) on the launching thread, in thread
+// order: __syncthreads() switches to the next fiber, and a block goes on
+// past a barrier only when every one of its threads has reached it, so
+// barrier placement is checked deterministically (a missing barrier shows
+// as a wrong result, a barrier some threads skip aborts the launch).
+// __shared__ arrays are static: blocks run one after another. "Device"
+// memory is host memory, but the emulator remembers which pointers came
+// from cudaMalloc, so pointer-attribute queries answer correctly.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <set>
 #include <mutex>
 #include <utility>
+#include <vector>
+#include <ucontext.h>
 
 #define __global__
 #define __device__
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __shared__ static
 
 struct dim3 {
     unsigned int x, y, z;
@@ -27,6 +37,30 @@ struct dim3 {
 };
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
+// The fibers of the block being run.
+struct SdfgcEmuBlock {
+    ucontext_t scheduler;
+    std::vector<ucontext_t> fibers;
+    std::vector<char> done;
+    std::size_t current = 0;
+    void (*body)(void *) = nullptr;
+    void *arg = nullptr;
+};
+inline thread_local SdfgcEmuBlock *sdfgc_emu_block = nullptr;
+
+inline void sdfgc_emu_fiber_main() {
+    SdfgcEmuBlock *b = sdfgc_emu_block;
+    b->body(b->arg);
+    b->done[b->current] = 1;
+    // Returning resumes uc_link (the scheduler).
+}
+
+inline void __syncthreads() {
+    SdfgcEmuBlock *b = sdfgc_emu_block;
+    if (b) swapcontext(&b->fibers[b->current], &b->scheduler);
+}
+
+// Launch of a kernel without barriers: its threads run one after another.
 template <typename F>
 inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
     gridDim = grid;
@@ -41,6 +75,57 @@ inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
                             threadIdx = dim3(tx, ty, tz);
                             body();
                         }
+}
+
+// Launch of a kernel that may call __syncthreads(): each thread is a fiber.
+template <typename F>
+inline void sdfgc_emu_launch_fibers(dim3 grid, dim3 block, F body) {
+    gridDim = grid;
+    blockDim = block;
+    const std::size_t n = std::size_t(block.x) * block.y * block.z;
+    const std::size_t stack = 256 * 1024;
+    // Not value-initialized: untouched stack pages are never committed.
+    char *stacks = static_cast<char *>(std::malloc(n * stack));
+    if (!stacks) std::abort();
+    SdfgcEmuBlock b;
+    b.fibers.resize(n);
+    b.body = [](void *f) { (*static_cast<F *>(f))(); };
+    b.arg = &body;
+    SdfgcEmuBlock *outer = sdfgc_emu_block;
+    sdfgc_emu_block = &b;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+        for (unsigned by = 0; by < grid.y; ++by)
+            for (unsigned bx = 0; bx < grid.x; ++bx) {
+                blockIdx = dim3(bx, by, bz);
+                b.done.assign(n, 0);
+                for (std::size_t t = 0; t < n; ++t) {
+                    getcontext(&b.fibers[t]);
+                    b.fibers[t].uc_stack.ss_sp = stacks + t * stack;
+                    b.fibers[t].uc_stack.ss_size = stack;
+                    b.fibers[t].uc_link = &b.scheduler;
+                    makecontext(&b.fibers[t], sdfgc_emu_fiber_main, 0);
+                }
+                // Rounds: every live thread runs to its next barrier or its end.
+                for (;;) {
+                    std::size_t live = 0, finished = 0;
+                    for (std::size_t t = 0; t < n; ++t) {
+                        if (b.done[t]) continue;
+                        ++live;
+                        b.current = t;
+                        threadIdx = dim3(unsigned(t % block.x), unsigned(t / block.x % block.y),
+                                         unsigned(t / (std::size_t(block.x) * block.y)));
+                        swapcontext(&b.scheduler, &b.fibers[t]);
+                        finished += b.done[t];
+                    }
+                    if (live == 0) break;
+                    if (finished != 0 && finished != live) {
+                        std::fprintf(stderr, "gpu_emu: some threads of a block passed a __syncthreads() that others skipped\n");
+                        std::abort();
+                    }
+                }
+            }
+    sdfgc_emu_block = outer;
+    std::free(stacks);
 }
 
 inline std::set<void *> &sdfgc_emu_device_pointers() {
@@ -129,7 +214,7 @@ inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t *a, const void *
     return hipSuccess;
 }
 
-// Atomics: kernels run one thread at a time, so plain updates are exact.
+// Atomics: threads are fibers that switch only at barriers, so plain updates are exact.
 template <typename T> inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
 template <typename T> inline T atomicMin(T *p, T v) { T old = *p; *p = v < old ? v : old; return old; }
 template <typename T> inline T atomicMax(T *p, T v) { T old = *p; *p = old < v ? v : old; return old; }

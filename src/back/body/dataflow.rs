@@ -196,9 +196,27 @@ impl FnWriter<'_> {
                 NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
                     self.map_kernel(ctx, id, m)?
                 }
+                NodeKind::MapEntry(m)
+                    if self.in_kernel
+                        && matches!(
+                            m.schedule,
+                            Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic
+                        ) =>
+                {
+                    self.thread_block_map(ctx, id, m)?
+                }
                 NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
                 NodeKind::MapExit { .. } => {}
                 _ if self.needs_device(ctx, id) => self.single_thread_kernel(ctx, id)?,
+                NodeKind::Tasklet(t) if self.at_block_level() => {
+                    self.block_level_node(ctx, id, |w| w.tasklet(ctx, id, t))?
+                }
+                NodeKind::Nested(ns) if self.at_block_level() => {
+                    self.block_level_node(ctx, id, |w| w.nested_call(ctx, id, ns))?
+                }
+                NodeKind::Library(l) if self.at_block_level() => {
+                    self.block_level_node(ctx, id, |w| w.library(ctx, id, l))?
+                }
                 NodeKind::Tasklet(t) => self.tasklet(ctx, id, t)?,
                 NodeKind::Nested(ns) => self.nested_call(ctx, id, ns)?,
                 NodeKind::Library(l) => self.library(ctx, id, l)?,
@@ -287,6 +305,9 @@ impl FnWriter<'_> {
         for f in frees {
             self.out.line(f);
         }
+        // A loop around block-level work: the next iteration must not start
+        // before every thread is done with this one.
+        self.block_loop_end(ctx, id);
         self.in_parallel = was;
         self.parallel_params = was_params;
         for _ in &m.params {
@@ -308,6 +329,10 @@ impl FnWriter<'_> {
                 continue;
             };
             if plan.memory != Memory::Local {
+                continue;
+            }
+            if d.storage == Storage::GpuShared {
+                self.shared_array(name, d, plan.zero)?;
                 continue;
             }
             let ct = d.dtype.ctype();
@@ -486,6 +511,9 @@ impl FnWriter<'_> {
     }
 
     fn copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {
+        if self.block_copy(e, src, dst)? {
+            return Ok(());
+        }
         if self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst)) {
             return self.device_copy(e, src, dst);
         }

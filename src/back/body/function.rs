@@ -57,6 +57,8 @@ pub(crate) struct FnWriter<'a> {
     pub cur_stream: u32,
     /// Arguments (nested SDFGs) bound to containers private to the calling thread.
     pub private_args: BTreeSet<String>,
+    /// Inside a kernel with GPU_ThreadBlock maps: the block and its barrier state.
+    pub tb: Option<crate::back::body::threadblock::BlockCtx>,
     /// Device operations of the current state: node -> (stream, event) it recorded.
     pub state_ops: std::collections::BTreeMap<NodeId, Vec<(u32, usize)>>,
 }
@@ -87,6 +89,7 @@ impl<'a> FnWriter<'a> {
             in_kernel: false,
             cur_stream: 0,
             private_args: BTreeSet::new(),
+            tb: None,
             state_ops: Default::default(),
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()

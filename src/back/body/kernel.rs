@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::back::body::dataflow::{StateCtx, sanitize};
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::body::threadblock::{BlockCtx, axis_params};
 use crate::back::emit::Emitter;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
@@ -33,7 +34,7 @@ struct Interface {
 
 impl FnWriter<'_> {
     /// Nodes in the scope of `entry` (its exit included), or just `id` for other nodes.
-    fn scope_nodes(&self, ctx: &StateCtx, id: NodeId) -> Vec<NodeId> {
+    pub(crate) fn scope_nodes(&self, ctx: &StateCtx, id: NodeId) -> Vec<NodeId> {
         let st = ctx.st;
         let NodeKind::MapEntry(m) = &st.nodes[id.index()].kind else {
             return vec![id];
@@ -264,20 +265,12 @@ impl FnWriter<'_> {
                 format!("GPU map '{}' without parameters", m.label),
             ));
         }
-        for inner in self.scope_nodes(ctx, id) {
-            if let NodeKind::MapEntry(im) = &ctx.st.nodes[inner.index()].kind
-                && inner != id
-                && matches!(
-                    im.schedule,
-                    Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic
-                )
-            {
-                return Err(Error::unsupported(
-                    &ctx.st.nodes[inner.index()].path,
-                    format!("GPU_ThreadBlock map '{}' inside a kernel", im.label),
-                ));
-            }
-        }
+        let tbs = self.thread_block_maps(ctx, id)?;
+        let tb_block = if tbs.is_empty() {
+            None
+        } else {
+            Some(self.thread_block_size(ctx, m, &node.path, &tbs)?)
+        };
         let mut block = default_block(n);
         if let Some(b) = &m.gpu_block_size {
             for (k, v) in b.iter().take(3).enumerate() {
@@ -286,6 +279,9 @@ impl FnWriter<'_> {
             for v in block.iter_mut().skip(b.len()) {
                 *v = 1;
             }
+        }
+        if let Some(b) = tb_block {
+            block = b;
         }
         let extents: Vec<Expr> = m.range.iter().map(RangeDim::extent).collect();
         let range_exprs: Vec<&Expr> = m
@@ -299,39 +295,33 @@ impl FnWriter<'_> {
         // Thread index -> map parameters: the last parameter is x, the one before y, the rest z.
         let mut head = Emitter::new(1);
         let axis = ["x", "y", "z"];
-        let z_params: Vec<usize> = if n >= 3 {
-            (0..n - 2).collect()
-        } else {
-            Vec::new()
-        };
-        let mut dims: Vec<(usize, Vec<usize>)> = Vec::new();
-        dims.push((0, vec![n - 1]));
-        if n >= 2 {
-            dims.push((1, vec![n - 2]));
-        }
-        if !z_params.is_empty() {
-            dims.push((2, z_params.clone()));
-        }
+        let dims = axis_params(n);
         let mut grid = ["1".to_string(), "1".to_string(), "1".to_string()];
         let mut guards = Vec::new();
         for (a, params) in &dims {
             let ax = axis[*a];
-            head.line(format!(
-                "const int64_t __t{ax} = int64_t(blockIdx.{ax}) * {} + threadIdx.{ax};",
-                block[*a]
-            ));
             let total = params
                 .iter()
                 .map(|&k| extents[k].clone())
                 .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
                 .unwrap_or(Expr::Int(1));
             let total = self.sym(&total);
-            head.line(format!("if (__t{ax} >= {total}) return;"));
             guards.push(format!("({total}) > 0"));
-            grid[*a] = format!(
-                "static_cast<unsigned int>(sdfgc_int_ceil(int64_t({total}), int64_t({})))",
-                block[*a]
-            );
+            if tb_block.is_some() {
+                // One block per point of the range (DaCe's grid with thread-block maps).
+                head.line(format!("const int64_t __t{ax} = blockIdx.{ax};"));
+                grid[*a] = format!("static_cast<unsigned int>({total})");
+            } else {
+                head.line(format!(
+                    "const int64_t __t{ax} = int64_t(blockIdx.{ax}) * {} + threadIdx.{ax};",
+                    block[*a]
+                ));
+                head.line(format!("if (__t{ax} >= {total}) return;"));
+                grid[*a] = format!(
+                    "static_cast<unsigned int>(sdfgc_int_ceil(int64_t({total}), int64_t({})))",
+                    block[*a]
+                );
+            }
             // Decompose the flattened index over its parameters (innermost last).
             let mut rem = format!("__t{ax}");
             for (j, &k) in params.iter().rev().enumerate() {
@@ -357,15 +347,20 @@ impl FnWriter<'_> {
         }
         let body = self.device_body(|w| {
             w.parallel_params = Some(m.params.clone());
-            let frees = w.map_locals(ctx, id)?;
-            if !frees.is_empty() {
-                return Err(Error::unsupported(
-                    &node.path,
-                    format!("heap allocation inside GPU map '{}'", m.label),
-                ));
-            }
-            let children = ctx.children[id.index()].clone();
-            w.scope(ctx, &children)
+            w.tb = tb_block.map(BlockCtx::new);
+            let r = (|| {
+                let frees = w.map_locals(ctx, id)?;
+                if !frees.is_empty() {
+                    return Err(Error::unsupported(
+                        &node.path,
+                        format!("heap allocation inside GPU map '{}'", m.label),
+                    ));
+                }
+                let children = ctx.children[id.index()].clone();
+                w.scope(ctx, &children)
+            })();
+            w.tb = None;
+            r
         })?;
         let threads = block[0] * block[1] * block[2];
         let text = format!(
@@ -550,7 +545,7 @@ impl FnWriter<'_> {
     }
 
     /// Per-side indices of element `__c` of a copy, both sides flattened in row-major order.
-    fn flat_copy_indices(&self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>) {
+    pub(crate) fn flat_copy_indices(&self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>) {
         let side = |s: &Subset| {
             let mut idx: Vec<Expr> = s.iter().map(|r| r.start.clone()).collect();
             let mut inner = Expr::Int(1);

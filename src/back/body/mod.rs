@@ -9,6 +9,7 @@ mod kernel;
 mod library;
 mod streams;
 mod tasklet;
+mod threadblock;
 
 pub(crate) use function::FnWriter;
 pub use function::member_name;

@@ -451,6 +451,15 @@ impl FnWriter<'_> {
         if self.private_args.contains(data) {
             return true;
         }
+        if self
+            .sdfg
+            .arrays
+            .get(data)
+            .is_some_and(|d| d.storage == Storage::GpuShared)
+        {
+            // One copy per thread block.
+            return false;
+        }
         match self.p.alloc.get(self.sdfg.id, data) {
             Some(t) => match t.memory {
                 crate::passes::Memory::Local => {
