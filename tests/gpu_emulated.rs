@@ -106,11 +106,13 @@ fn run_one(
     variant: &str,
     target: Target,
     (mode, streams): (Option<Mode>, u32),
+    constant_memory: bool,
     work: &Path,
 ) -> Result<(), String> {
     let opts = CompileOptions {
         mode,
         streams,
+        constant_memory,
         output: work.to_path_buf(),
         ..CompileOptions::new(target)
     };
@@ -183,12 +185,51 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
                 mode_name(*mode)
             )
         },
-        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, work),
+        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, false, work),
     );
     println!(
         "{} of {} emulated GPU runs passed",
         tasks.len() - failures.len(),
         tasks.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The fixtures whose kernels read constant arrays (fixtures/gpu) also run
+/// with `--constant-memory` (`__constant__` arrays filled at init), in every
+/// mode and for both runtimes' spellings.
+#[test]
+fn constant_array_cases_run_with_constant_memory_in_every_mode() {
+    let tasks: Vec<(PathBuf, String, Target, Config)> = gpu_jobs()
+        .into_iter()
+        .filter(|(d, _, _)| d.parent().is_some_and(|p| p.ends_with("fixtures/gpu")))
+        .flat_map(|(d, v, _)| {
+            let mut out = Vec::new();
+            for t in [Target::Cuda, Target::Hip] {
+                for m in MODES {
+                    out.push((d.clone(), v.clone(), t, m));
+                }
+            }
+            out
+        })
+        .collect();
+    assert!(tasks.len() >= 36, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, target, mode)| {
+            format!(
+                "{}/{variant} [{target:?} {}, --constant-memory]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, true, work),
     );
     assert!(
         failures.is_empty(),

@@ -21,6 +21,7 @@ fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
         "fixtures/corpus",
         "fixtures/gt4py",
         "fixtures/gt4py/icon4py",
+        "fixtures/gpu",
     ] {
         for e in std::fs::read_dir(root().join(dir)).unwrap() {
             let p = e.unwrap().path();
