@@ -10,6 +10,7 @@ use std::process::Command;
 mod common;
 
 use common::corpus::{nvcc, run_parallel};
+use common::harness::{DeviceDriver, RunOptions, build_case_driver};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// (memory mode, streams) combinations every GPU fixture compiles in.
@@ -188,4 +189,31 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
         tasks.len(),
         failures.join("\n")
     );
+}
+
+/// The real-GPU driver of the run harness (scripts/gpu-check.sh) builds with
+/// nvcc for cases with host arguments (corpus), device arguments and a GPU
+/// workspace (gt4py) and constant arrays (fixtures/gpu). Without a GPU this
+/// is as far as CI can go.
+#[test]
+fn the_real_device_driver_compiles_with_nvcc() {
+    let nvcc = nvcc();
+    for (case, variant) in [
+        ("corpus/jacobi_1d", "program.gpu.sdfg"),
+        ("corpus/atax", "program.gpu.external.sdfg"),
+        ("gt4py/vertical_integral_scans", "gpu_external.sdfg"),
+        ("gpu/const_table_2d", "program.gpu.sdfg"),
+    ] {
+        let opts = RunOptions {
+            variant: variant.to_string(),
+            poison: true,
+            workspace_exact: true,
+            real_device: Some(DeviceDriver::Nvcc(nvcc.clone())),
+            ..Default::default()
+        };
+        let dir = root().join("fixtures").join(case);
+        let driver =
+            build_case_driver(&dir, &opts).unwrap_or_else(|e| panic!("{case}/{variant}: {e}"));
+        assert!(driver.is_file(), "{}", driver.display());
+    }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::corpus::{case_files, run_parallel};
-use common::harness::{RunOptions, run_case};
+use common::harness::{DeviceDriver, RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// A memory mode and a number of streams.
@@ -107,6 +107,7 @@ fn run_one(
     target: Target,
     (mode, streams): (Option<Mode>, u32),
     constant_memory: bool,
+    device_driver: bool,
     work: &Path,
 ) -> Result<(), String> {
     let opts = CompileOptions {
@@ -159,12 +160,20 @@ fn run_one(
         poison: true,
         workspace_exact: true,
         repeat: 2,
-        emulated_device: true,
+        emulated_device: !device_driver,
+        real_device: device_driver.then(|| DeviceDriver::Emulated(inc.clone())),
         ..Default::default()
     };
     let report = run_case(dir, &lib, &run)?;
     if !report.ok {
         return Err(format!("run failed: {}", report.message));
+    }
+    let gpu_workspace = report
+        .workspace_bytes
+        .iter()
+        .any(|(s, _)| s == "GPU_Global");
+    if device_driver && gpu_workspace && !report.message.contains("SETTER refuses host memory") {
+        return Err("the checked setter was not tried with host memory".into());
     }
     Ok(())
 }
@@ -185,7 +194,9 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
                 mode_name(*mode)
             )
         },
-        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, false, work),
+        |(dir, variant, target, mode), work| {
+            run_one(dir, variant, *target, *mode, false, false, work)
+        },
     );
     println!(
         "{} of {} emulated GPU runs passed",
@@ -229,7 +240,61 @@ fn constant_array_cases_run_with_constant_memory_in_every_mode() {
                 mode_name(*mode)
             )
         },
-        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, true, work),
+        |(dir, variant, target, mode), work| {
+            run_one(dir, variant, *target, *mode, true, false, work)
+        },
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The harness's real-GPU driver (what scripts/gpu-check.sh runs on a GPU:
+/// arguments and workspaces in device memory, copies in and out, the checked
+/// setter made to refuse host memory) run against the emulated runtime, on
+/// a sample of cases with host arguments, device arguments and constants.
+#[test]
+fn the_real_device_driver_runs_on_the_emulated_runtime() {
+    let picks = [
+        "corpus/jacobi_1d/program.gpu.sdfg",
+        "corpus/atax/program.gpu.external.sdfg",
+        "corpus/gemm_maps_wcr/program.v2.gpu.sdfg",
+        "gt4py/vertical_integral_scans/gpu.sdfg",
+        "gt4py/vertical_integral_scans/gpu_external.sdfg",
+        "gpu/const_nested_loop/program.gpu.sdfg",
+        "gpu/const_table_2d/program.gpu.sdfg",
+    ];
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut tasks = Vec::new();
+    for p in picks {
+        let f = root.join(p);
+        assert!(f.exists(), "{}", f.display());
+        let (dir, variant) = (
+            f.parent().unwrap().to_path_buf(),
+            f.file_name().unwrap().to_string_lossy().to_string(),
+        );
+        for m in [
+            (Some(Mode::Pool), 1),
+            (Some(Mode::External), 1),
+            (Some(Mode::External), 3),
+        ] {
+            tasks.push((dir.clone(), variant.clone(), m));
+        }
+    }
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, Target::Cuda, *mode, false, true, work),
     );
     assert!(
         failures.is_empty(),

@@ -91,6 +91,10 @@ inline std::set<void *> &sdfgc_emu_device_pointers() {
         std::memcpy(reinterpret_cast<char *>(&sym) + off, s, n);                                   \
         return P##Success;                                                                         \
     }                                                                                              \
+    inline P##Error_t P##Memset(void *d, int v, size_t n) {                                       \
+        std::memset(d, v, n);                                                                      \
+        return P##Success;                                                                         \
+    }                                                                                              \
     inline P##Error_t P##MemsetAsync(void *d, int v, size_t n, P##Stream_t) {                      \
         std::memset(d, v, n);                                                                      \
         return P##Success;                                                                         \
