@@ -217,3 +217,46 @@ fn the_real_device_driver_compiles_with_nvcc() {
         assert!(driver.is_file(), "{}", driver.display());
     }
 }
+
+/// The constant-array fixtures (fixtures/gpu) also compile with
+/// `--constant-memory` (`__constant__` arrays, `*MemcpyToSymbol` at init)
+/// for both toolchains.
+#[test]
+fn constant_array_fixtures_compile_with_constant_memory() {
+    let (nvcc, hipcc) = (nvcc(), hipcc());
+    let tasks: Vec<(PathBuf, Target, Mode)> = jobs()
+        .into_iter()
+        .filter(|(f, _)| f.starts_with(root().join("fixtures/gpu")))
+        .flat_map(|(f, t)| [Mode::Pool, Mode::External].map(|m| (f.clone(), t, m)))
+        .collect();
+    assert!(tasks.len() >= 12, "only {} compiles found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(file, target, mode)| format!("{} [{target:?} {mode:?}]", file.display()),
+        |(file, target, mode), work| {
+            let opts = CompileOptions {
+                mode: Some(*mode),
+                constant_memory: true,
+                output: work.to_path_buf(),
+                ..CompileOptions::new(*target)
+            };
+            let outs = sdfgc::driver::generate(file, &opts).map_err(|e| e.to_string())?;
+            sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
+            let (name, _) = outs
+                .iter()
+                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+                .ok_or("no GPU source")?;
+            if !outs.iter().any(|(_, t)| t.contains("__constant__ ")) {
+                return Err("no __constant__ array".into());
+            }
+            build(
+                &work.join(name),
+                *target,
+                &work.join("lib.so"),
+                &nvcc,
+                &hipcc,
+            )
+        },
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
