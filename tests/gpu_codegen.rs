@@ -281,18 +281,166 @@ fn check_pointers_tests_every_device_argument_at_entry() {
     assert!(!function(plain_src, "extern \"C\" void __program_").contains("sdfgc_on_device("));
 }
 
+/// The GPU fixtures whose kernels read constant arrays.
+fn constant_array_files() -> Vec<PathBuf> {
+    let files: Vec<PathBuf> = gpu_files()
+        .into_iter()
+        .filter(|f| {
+            f.parent()
+                .and_then(|d| d.parent())
+                .is_some_and(|d| d.ends_with("fixtures/gpu"))
+        })
+        .collect();
+    assert!(
+        files.len() >= 3,
+        "constant-array fixtures missing: {files:?}"
+    );
+    files
+}
+
+fn generate_with(file: &std::path::Path, opts: &CompileOptions) -> sdfgc::diag::Result<String> {
+    Ok(sdfgc::driver::generate(file, opts)?
+        .into_iter()
+        .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+        .unwrap()
+        .1)
+}
+
 #[test]
-fn constant_memory_is_refused_by_name() {
+fn constant_arrays_are_copied_to_device_memory_once_at_init() {
+    for file in constant_array_files() {
+        for target in [Target::Cuda, Target::Hip] {
+            let api = if target == Target::Cuda {
+                "cuda"
+            } else {
+                "hip"
+            };
+            for mode in [Mode::Scoped, Mode::Pool, Mode::Persistent, Mode::External] {
+                let src = generate(&file, target, mode, 1);
+                let what = format!("{} [{api} {mode:?}]", file.display());
+                // Never __constant__ without --constant-memory.
+                assert!(
+                    !src.contains("__constant__"),
+                    "{what}: __constant__ without the flag"
+                );
+                assert!(!src.contains("MemcpyToSymbol"), "{what}");
+                // The device copies are made in init (in external mode too:
+                // they are no transients), freed in exit, and nowhere else.
+                let init = function(&src, "*__dace_init_");
+                let exit = function(&src, "int __dace_exit_");
+                let rest = outside_init_exit(&src);
+                assert!(
+                    init.contains("__sdfgc_const_"),
+                    "{what}: no device copy in init"
+                );
+                assert!(
+                    init.contains(&format!("{api}Memcpy(__state->__sdfgc_const_")),
+                    "{what}"
+                );
+                assert!(
+                    exit.contains(&format!("{api}Free(__state->__sdfgc_const_")),
+                    "{what}"
+                );
+                assert!(
+                    !rest.contains(&format!("{api}Memcpy(")),
+                    "{what}: a synchronous copy outside init"
+                );
+                for line in rest.lines().filter(|l| l.contains("__sdfgc_const_")) {
+                    assert!(
+                        !line.contains("Malloc")
+                            && !line.contains("Free")
+                            && !line.contains("Memcpy"),
+                        "{what}: constant copy touched outside init/exit: {line}"
+                    );
+                }
+                // Kernels read them by pointer.
+                assert!(
+                    rest.contains("__state->__sdfgc_const_"),
+                    "{what}: no kernel argument"
+                );
+                assert!(
+                    src.lines().any(|l| l.starts_with("__global__")
+                        && l.contains("const ")
+                        && l.contains(" * __restrict__ ")),
+                    "{what}: no pointer parameter"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn constant_memory_fills_constant_arrays_at_init() {
+    for file in constant_array_files() {
+        for target in [Target::Cuda, Target::Hip] {
+            let opts = CompileOptions {
+                mode: Some(Mode::External),
+                constant_memory: true,
+                ..CompileOptions::new(target)
+            };
+            let src = generate_with(&file, &opts).unwrap_or_else(|e| panic!("{e}"));
+            let what = format!("{} [{target:?}]", file.display());
+            assert!(src.contains("__constant__ "), "{what}");
+            assert!(
+                !src.contains("__sdfgc_const_"),
+                "{what}: device copies with --constant-memory"
+            );
+            let init = function(&src, "*__dace_init_");
+            let rest = outside_init_exit(&src);
+            let call = if target == Target::Cuda {
+                "cudaMemcpyToSymbol(__sdfgc_cmem_"
+            } else {
+                "hipMemcpyToSymbol(HIP_SYMBOL(__sdfgc_cmem_"
+            };
+            assert!(init.contains(call), "{what}: {init}");
+            assert!(
+                !rest.contains("MemcpyToSymbol"),
+                "{what}: filled outside init"
+            );
+        }
+    }
+}
+
+#[test]
+fn constant_memory_refuses_arrays_over_64_kib_by_name_and_size() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/corpus/jacobi_1d/program.gpu.sdfg");
+        .join("fixtures/gpu/const_weights_1d/program.gpu.sdfg");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let w = &mut json["attributes"]["constants_prop"]["W"];
+    let n = 8193; // 65,544 bytes of float64: 8 bytes over the limit
+    w[0]["attributes"]["shape"] = serde_json::json!([n.to_string()]);
+    w[0]["attributes"]["total_size"] = serde_json::json!(n.to_string());
+    w[1]["data"] = serde_json::json!(vec![0.5; n]);
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.sdfg");
+    std::fs::write(&big, serde_json::to_string(&json).unwrap()).unwrap();
+    for target in [Target::Cuda, Target::Hip] {
+        let opts = CompileOptions {
+            constant_memory: true,
+            ..CompileOptions::new(target)
+        };
+        let err = generate_with(&big, &opts).unwrap_err().to_string();
+        assert!(err.contains("--constant-memory"), "{err}");
+        assert!(err.contains("'W'"), "{err}");
+        assert!(err.contains("65544 bytes"), "{err}");
+        assert!(err.contains("64 KiB"), "{err}");
+        // Without the flag the array goes to device global memory.
+        let src = generate_with(&big, &CompileOptions::new(target)).unwrap();
+        assert!(src.contains("__sdfgc_const_W"));
+    }
+    // 8192 elements (exactly 64 KiB) are accepted.
+    let w = &mut json["attributes"]["constants_prop"]["W"];
+    w[0]["attributes"]["shape"] = serde_json::json!(["8192"]);
+    w[0]["attributes"]["total_size"] = serde_json::json!("8192");
+    w[1]["data"] = serde_json::json!(vec![0.5; 8192]);
+    std::fs::write(&big, serde_json::to_string(&json).unwrap()).unwrap();
     let opts = CompileOptions {
         constant_memory: true,
         ..CompileOptions::new(Target::Cuda)
     };
-    let err = sdfgc::driver::generate(&file, &opts)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("--constant-memory"), "{err}");
+    let src = generate_with(&big, &opts).unwrap();
+    assert!(src.contains("__constant__ double __sdfgc_cmem_W[8192];"));
 }
 
 fn tb_fixture(case: &str) -> PathBuf {

@@ -10,6 +10,7 @@ use std::process::Command;
 mod common;
 
 use common::corpus::{nvcc, run_parallel};
+use common::harness::{DeviceDriver, RunOptions, build_case_driver};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// (memory mode, streams) combinations every GPU fixture compiles in.
@@ -45,8 +46,10 @@ fn hipcc() -> PathBuf {
     p
 }
 
-/// GPU fixtures: (file, target). HIP files compile for HIP, the others for CUDA and HIP.
+/// GPU fixtures: (file, target). HIP files compile for HIP, the others for
+/// CUDA and HIP. Only paths containing `$SDFGC_GPU_FILTER` when it is set.
 fn jobs() -> Vec<(PathBuf, Target)> {
+    let filter = std::env::var("SDFGC_GPU_FILTER").unwrap_or_default();
     let mut out = Vec::new();
     let mut stack = vec![root().join("fixtures")];
     while let Some(d) = stack.pop() {
@@ -67,6 +70,7 @@ fn jobs() -> Vec<(PathBuf, Target)> {
             }
         }
     }
+    out.retain(|(p, _)| p.to_string_lossy().contains(&filter));
     out.sort_by(|a, b| (&a.0, a.1 as u8).cmp(&(&b.0, b.1 as u8)));
     out
 }
@@ -145,7 +149,12 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
             .step_by(8)
             .map(|(f, t)| (f.clone(), *t, MULTI_STREAM)),
     );
-    assert!(tasks.len() >= 900, "only {} compiles found", tasks.len());
+    let filtered = std::env::var_os("SDFGC_GPU_FILTER").is_some();
+    assert!(
+        filtered || tasks.len() >= 900,
+        "only {} compiles found",
+        tasks.len()
+    );
     let failures = run_parallel(
         &tasks,
         |(file, target, (mode, streams))| {
@@ -188,4 +197,74 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
         tasks.len(),
         failures.join("\n")
     );
+}
+
+/// The real-GPU driver of the run harness (scripts/gpu-check.sh) builds with
+/// nvcc for cases with host arguments (corpus), device arguments and a GPU
+/// workspace (gt4py) and constant arrays (fixtures/gpu). Without a GPU this
+/// is as far as CI can go.
+#[test]
+fn the_real_device_driver_compiles_with_nvcc() {
+    let nvcc = nvcc();
+    for (case, variant) in [
+        ("corpus/jacobi_1d", "program.gpu.sdfg"),
+        ("corpus/atax", "program.gpu.external.sdfg"),
+        ("gt4py/vertical_integral_scans", "gpu_external.sdfg"),
+        ("gpu/const_table_2d", "program.gpu.sdfg"),
+    ] {
+        let opts = RunOptions {
+            variant: variant.to_string(),
+            poison: true,
+            workspace_exact: true,
+            real_device: Some(DeviceDriver::Nvcc(nvcc.clone())),
+            ..Default::default()
+        };
+        let dir = root().join("fixtures").join(case);
+        let driver =
+            build_case_driver(&dir, &opts).unwrap_or_else(|e| panic!("{case}/{variant}: {e}"));
+        assert!(driver.is_file(), "{}", driver.display());
+    }
+}
+
+/// The constant-array fixtures (fixtures/gpu) also compile with
+/// `--constant-memory` (`__constant__` arrays, `*MemcpyToSymbol` at init)
+/// for both toolchains.
+#[test]
+fn constant_array_fixtures_compile_with_constant_memory() {
+    let (nvcc, hipcc) = (nvcc(), hipcc());
+    let tasks: Vec<(PathBuf, Target, Mode)> = jobs()
+        .into_iter()
+        .filter(|(f, _)| f.starts_with(root().join("fixtures/gpu")))
+        .flat_map(|(f, t)| [Mode::Pool, Mode::External].map(|m| (f.clone(), t, m)))
+        .collect();
+    assert!(tasks.len() >= 12, "only {} compiles found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(file, target, mode)| format!("{} [{target:?} {mode:?}]", file.display()),
+        |(file, target, mode), work| {
+            let opts = CompileOptions {
+                mode: Some(*mode),
+                constant_memory: true,
+                output: work.to_path_buf(),
+                ..CompileOptions::new(*target)
+            };
+            let outs = sdfgc::driver::generate(file, &opts).map_err(|e| e.to_string())?;
+            sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
+            let (name, _) = outs
+                .iter()
+                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+                .ok_or("no GPU source")?;
+            if !outs.iter().any(|(_, t)| t.contains("__constant__ ")) {
+                return Err("no __constant__ array".into());
+            }
+            build(
+                &work.join(name),
+                *target,
+                &work.join("lib.so"),
+                &nvcc,
+                &hipcc,
+            )
+        },
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::corpus::{case_files, run_parallel};
-use common::harness::{RunOptions, run_case};
+use common::harness::{DeviceDriver, RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// A memory mode and a number of streams.
@@ -30,12 +30,15 @@ const MODES: [Config; 6] = [
     (Some(Mode::External), 3),
 ];
 
-/// (case directory, variant file, target) of every GPU fixture.
+/// (case directory, variant file, target) of every GPU fixture (only those
+/// whose path contains `$SDFGC_GPU_FILTER` when it is set).
 pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
+    let filter = std::env::var("SDFGC_GPU_FILTER").unwrap_or_default();
     case_files(|n| {
         n == "hip.sdfg" || (n.ends_with(".sdfg") && n.contains("gpu") && !n.contains("static"))
     })
     .into_iter()
+    .filter(|(d, n)| d.join(n).to_string_lossy().contains(&filter))
     .map(|(d, n)| {
         let t = if n == "hip.sdfg" {
             Target::Hip
@@ -113,11 +116,14 @@ fn run_one(
     variant: &str,
     target: Target,
     (mode, streams): (Option<Mode>, u32),
+    constant_memory: bool,
+    device_driver: bool,
     work: &Path,
 ) -> Result<(), String> {
     let opts = CompileOptions {
         mode,
         streams,
+        constant_memory,
         output: work.to_path_buf(),
         ..CompileOptions::new(target)
     };
@@ -164,12 +170,20 @@ fn run_one(
         poison: true,
         workspace_exact: true,
         repeat: 2,
-        emulated_device: true,
+        emulated_device: !device_driver,
+        real_device: device_driver.then(|| DeviceDriver::Emulated(inc.clone())),
         ..Default::default()
     };
     let report = run_case(dir, &lib, &run)?;
     if !report.ok {
         return Err(format!("run failed: {}", report.message));
+    }
+    let gpu_workspace = report
+        .workspace_bytes
+        .iter()
+        .any(|(s, _)| s == "GPU_Global");
+    if device_driver && gpu_workspace && !report.message.contains("SETTER refuses host memory") {
+        return Err("the checked setter was not tried with host memory".into());
     }
     Ok(())
 }
@@ -180,7 +194,12 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
         .into_iter()
         .flat_map(|(d, v, t)| MODES.iter().map(move |m| (d.clone(), v.clone(), t, *m)))
         .collect();
-    assert!(tasks.len() >= 300, "only {} runs found", tasks.len());
+    let filtered = std::env::var_os("SDFGC_GPU_FILTER").is_some();
+    assert!(
+        filtered || tasks.len() >= 300,
+        "only {} runs found",
+        tasks.len()
+    );
     let failures = run_parallel(
         &tasks,
         |(dir, variant, _, mode)| {
@@ -190,7 +209,9 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
                 mode_name(*mode)
             )
         },
-        |(dir, variant, target, mode), work| run_one(dir, variant, *target, *mode, work),
+        |(dir, variant, target, mode), work| {
+            run_one(dir, variant, *target, *mode, false, false, work)
+        },
     );
     println!(
         "{} of {} emulated GPU runs passed",
@@ -274,4 +295,97 @@ int main(int argc, char **) {
     let diverged = Command::new(&exe).arg("diverge").output().unwrap();
     assert!(!diverged.status.success());
     assert!(String::from_utf8_lossy(&diverged.stderr).contains("__syncthreads"));
+}
+
+/// The fixtures whose kernels read constant arrays (fixtures/gpu) also run
+/// with `--constant-memory` (`__constant__` arrays filled at init), in every
+/// mode and for both runtimes' spellings.
+#[test]
+fn constant_array_cases_run_with_constant_memory_in_every_mode() {
+    let tasks: Vec<(PathBuf, String, Target, Config)> = gpu_jobs()
+        .into_iter()
+        .filter(|(d, _, _)| d.parent().is_some_and(|p| p.ends_with("fixtures/gpu")))
+        .flat_map(|(d, v, _)| {
+            let mut out = Vec::new();
+            for t in [Target::Cuda, Target::Hip] {
+                for m in MODES {
+                    out.push((d.clone(), v.clone(), t, m));
+                }
+            }
+            out
+        })
+        .collect();
+    assert!(tasks.len() >= 36, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, target, mode)| {
+            format!(
+                "{}/{variant} [{target:?} {}, --constant-memory]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, target, mode), work| {
+            run_one(dir, variant, *target, *mode, true, false, work)
+        },
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The harness's real-GPU driver (what scripts/gpu-check.sh runs on a GPU:
+/// arguments and workspaces in device memory, copies in and out, the checked
+/// setter made to refuse host memory) run against the emulated runtime, on
+/// a sample of cases with host arguments, device arguments and constants.
+#[test]
+fn the_real_device_driver_runs_on_the_emulated_runtime() {
+    let picks = [
+        "corpus/jacobi_1d/program.gpu.sdfg",
+        "corpus/atax/program.gpu.external.sdfg",
+        "corpus/gemm_maps_wcr/program.v2.gpu.sdfg",
+        "gt4py/vertical_integral_scans/gpu.sdfg",
+        "gt4py/vertical_integral_scans/gpu_external.sdfg",
+        "gpu/const_nested_loop/program.gpu.sdfg",
+        "gpu/const_table_2d/program.gpu.sdfg",
+    ];
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut tasks = Vec::new();
+    for p in picks {
+        let f = root.join(p);
+        assert!(f.exists(), "{}", f.display());
+        let (dir, variant) = (
+            f.parent().unwrap().to_path_buf(),
+            f.file_name().unwrap().to_string_lossy().to_string(),
+        );
+        for m in [
+            (Some(Mode::Pool), 1),
+            (Some(Mode::External), 1),
+            (Some(Mode::External), 3),
+        ] {
+            tasks.push((dir.clone(), variant.clone(), m));
+        }
+    }
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, Target::Cuda, *mode, false, true, work),
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed:\n{}",
+        failures.len(),
+        tasks.len(),
+        failures.join("\n\n")
+    );
 }

@@ -22,6 +22,7 @@ fn configurations() -> Vec<(PathBuf, Target, Option<Mode>)> {
         "fixtures/gt4py",
         "fixtures/gt4py/icon4py",
         "fixtures/gpu-tb",
+        "fixtures/gpu",
     ] {
         for e in std::fs::read_dir(root().join(dir)).unwrap() {
             let p = e.unwrap().path();

@@ -3,9 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The repository's `fixtures/` directory.
+/// The repository's `fixtures/` directory (under `$SDFGC_ROOT` when set, so
+/// that a test binary built elsewhere can run on a copy of the repository).
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    std::env::var_os("SDFGC_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("fixtures")
 }
 
 /// Every `(case directory, file name)` under `fixtures/` whose directory has a

@@ -27,6 +27,14 @@
 //!   `|got - ref| <= atol + rtol * |ref|`, NaN equal to NaN, infinities equal
 //!   only to themselves; integer and bool outputs exactly.
 //!
+//! With [`RunOptions::real_device`] the library runs on a real NVIDIA GPU:
+//! the driver is built with nvcc, every argument the variant's SDFG stores
+//! in `GPU_Global` and every `GPU_Global` workspace is `cudaMalloc`ed, the
+//! inputs are copied in before and the arguments out after every call
+//! (after `cudaDeviceSynchronize`), workspaces are poisoned with
+//! `cudaMemset`, and the checked setter `__sdfgc_set_workspace_GPU_Global`
+//! (when exported) must refuse host memory.
+//!
 //! With [`RunOptions::sanitize`] the driver is built with AddressSanitizer
 //! and UndefinedBehaviorSanitizer (the library must be built with the same
 //! `-fsanitize=address,undefined` flags), every buffer it hands to the library
@@ -90,6 +98,20 @@ pub struct RunOptions {
     /// (tests/gpu_emu): device memory is host memory, so GPU_Global
     /// workspaces are allocated like CPU ones.
     pub emulated_device: bool,
+    /// Drive the library as on a real NVIDIA GPU (see the module
+    /// documentation). Incompatible with `sanitize` and `count_allocs`.
+    pub real_device: Option<DeviceDriver>,
+}
+
+/// How a real-device driver is built.
+#[derive(Debug, Clone)]
+pub enum DeviceDriver {
+    /// With this nvcc, against the CUDA runtime (a GPU is needed to run it).
+    Nvcc(PathBuf),
+    /// With g++ against the CPU emulation of the runtime in this include
+    /// directory (tests/gpu_emu), for a library built against the same
+    /// emulation: the driver's device path runs without a GPU.
+    Emulated(PathBuf),
 }
 
 impl Default for RunOptions {
@@ -102,6 +124,7 @@ impl Default for RunOptions {
             count_allocs: false,
             sanitize: false,
             emulated_device: false,
+            real_device: None,
         }
     }
 }
@@ -149,15 +172,66 @@ pub fn run_case(case_dir: &Path, lib: &Path, opts: &RunOptions) -> Result<RunRep
                     (AddressSanitizer replaces the allocator the counter hooks)"
             .into());
     }
-    let case = Case::load(case_dir)?;
-    let abi = case.abi(&opts.variant)?;
-    let source = emit_driver(&case, &abi, opts)?;
-    let driver = build_driver(&source, opts.sanitize)?;
+    let driver = build_case_driver(case_dir, opts)?;
     let lib = lib
         .canonicalize()
         .map_err(|e| format!("library {}: {e}", lib.display()))?;
     let run = run_driver(&driver, &lib, opts.sanitize)?;
     Ok(parse_driver_output(&run, &driver))
+}
+
+/// Emits and builds (or reuses) the driver of `case_dir` for `opts`, without
+/// running it; returns the executable.
+pub fn build_case_driver(case_dir: &Path, opts: &RunOptions) -> Result<PathBuf, String> {
+    if opts.real_device.is_some() && (opts.sanitize || opts.count_allocs) {
+        return Err(
+            "RunOptions: real_device cannot be combined with sanitize or count_allocs".into(),
+        );
+    }
+    let case = Case::load(case_dir)?;
+    let abi = case.abi(&opts.variant)?;
+    let device = if opts.real_device.is_some() {
+        device_args(case_dir, &case, &abi, opts)?
+    } else {
+        Vec::new()
+    };
+    let source = emit_driver(&case, &abi, opts, &device)?;
+    build_driver(&source, opts.sanitize, opts.real_device.as_ref())
+}
+
+/// Indices (into the case's args) of the program's array arguments that the
+/// variant's SDFG stores in `GPU_Global` (read from its top-level `_arrays`),
+/// and of device scalar pointers.
+fn device_args(
+    case_dir: &Path,
+    case: &Case,
+    abi: &Abi,
+    opts: &RunOptions,
+) -> Result<Vec<usize>, String> {
+    let variant = if opts.variant.is_empty() {
+        case.default_variant.as_str()
+    } else {
+        opts.variant.as_str()
+    };
+    let path = case_dir.join(variant);
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let arrays = &json["attributes"]["_arrays"];
+    let mut out = Vec::new();
+    for p in &abi.program.params {
+        let on_device = match p.kind {
+            ParamKind::ScalarGpuPointer => true,
+            ParamKind::Array => {
+                arrays[&p.name]["attributes"]["storage"].as_str() == Some("GPU_Global")
+            }
+            _ => false,
+        };
+        if on_device {
+            out.push(case.arg(&p.name)?.0);
+        }
+    }
+    Ok(out)
 }
 
 /// Environment of a sanitized driver run: stop at the first error with a
@@ -904,8 +978,80 @@ static bool compare(const char* name, int call, bool print_ok, const unsigned ch
 }  // namespace harness
 "#;
 
+/// Device helpers of a driver for a real GPU (after [`DRIVER_PRELUDE`]).
+const DRIVER_CUDA: &str = r#"
+#include <cuda_runtime.h>
+namespace harness {
+
+static void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fail("%s: %s", what, cudaGetErrorString(e));
+}
+
+// A device buffer with room for `bytes`, zero-filled.
+static void* device_alloc(size_t bytes) {
+  void* p = nullptr;
+  cuda_ok(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+  cuda_ok(cudaMemset(p, 0, bytes ? bytes : 1), "cudaMemset");
+  return p;
+}
+
+// A GPU_Global workspace in device memory: `bytes` usable bytes, then (when
+// `exact`) a 256-byte guard zone of 0xA5 bytes.
+static Workspace make_device_workspace(const char* storage, size_t bytes, bool exact) {
+  Workspace w{storage, bytes, exact ? (size_t)256 : 0, nullptr};
+  w.base = static_cast<unsigned char*>(device_alloc(bytes + w.guard));
+  if (w.guard) cuda_ok(cudaMemset(w.base + bytes, 0xA5, w.guard), "cudaMemset guard");
+  std::printf("WORKSPACE %s %zu\n", storage, bytes);
+  return w;
+}
+
+static bool on_device(const void* p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+static void poison_any(Workspace& w) {
+  if (on_device(w.base)) cuda_ok(cudaMemset(w.base, 0xFF, w.bytes), "cudaMemset poison");
+  else poison(w);
+}
+
+static size_t overrun_bytes_any(const Workspace& w) {
+  if (!on_device(w.base)) return overrun_bytes(w);
+  std::vector<unsigned char> guard(w.guard);
+  if (w.guard) cuda_ok(cudaMemcpy(guard.data(), w.base + w.bytes, w.guard, cudaMemcpyDeviceToHost), "read guard");
+  size_t last = 0;
+  for (size_t i = 0; i < w.guard; ++i)
+    if (guard[i] != 0xA5) last = i + 1;
+  return last;
+}
+
+static void free_any(Workspace& w) {
+  if (on_device(w.base)) cuda_ok(cudaFree(w.base), "cudaFree workspace");
+  else std::free(w.base);
+}
+
+// After a program call: wait for the device and report asynchronous errors.
+static void sync_device(int call) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) fail("call %d: the device reported %s", call, cudaGetErrorString(e));
+}
+
+}  // namespace harness
+"#;
+
 /// Emits the complete driver source for one case, variant and options.
-fn emit_driver(case: &Case, abi: &Abi, opts: &RunOptions) -> Result<String, String> {
+fn emit_driver(
+    case: &Case,
+    abi: &Abi,
+    opts: &RunOptions,
+    device: &[usize],
+) -> Result<String, String> {
+    let real = opts.real_device.is_some();
     let calls = match (opts.repeat.max(1), opts.count_allocs) {
         (1, true) => 2,
         (n, _) => n,
@@ -918,6 +1064,9 @@ fn emit_driver(case: &Case, abi: &Abi, opts: &RunOptions) -> Result<String, Stri
         s.push_str("#define HARNESS_SANITIZE 1\n");
     }
     s.push_str(DRIVER_PRELUDE);
+    if real {
+        s.push_str(DRIVER_CUDA);
+    }
     s.push_str("\nint main(int argc, char** argv) {\n  using namespace harness;\n");
     s.push_str("  if (argc != 2) fail(\"usage: %s LIB.so\", argv[0]);\n");
     s.push_str("  stage(\"dlopen\");\n");
@@ -927,24 +1076,28 @@ fn emit_driver(case: &Case, abi: &Abi, opts: &RunOptions) -> Result<String, Stri
     emit_fn_pointer(&mut s, "  ", "f_prog", "void", &abi.program, true);
     emit_fn_pointer(&mut s, "  ", "f_exit", "int", &abi.exit, true);
     emit_load_args(&mut s, case);
+    for &i in device {
+        writeln!(
+            s,
+            "  void* dev_{i} = device_alloc({});  // {} in device memory",
+            case.args[i].bytes(),
+            case.args[i].name
+        )
+        .unwrap();
+    }
     emit_load_references(&mut s, case)?;
     s.push_str("  stage(\"init\");\n");
-    let init_args = call_args(case, &abi.init, None)?;
+    let init_args = call_args(case, &abi.init, None, device)?;
     writeln!(s, "  void* state = f_init({init_args});").unwrap();
     s.push_str("  if (!state) fail(\"__dace_init returned NULL\");\n");
     s.push_str("  stage(\"workspace\");\n  std::vector<Workspace> ws;\n");
     for ext in &abi.externals {
-        emit_workspace(
-            &mut s,
-            case,
-            ext,
-            opts.workspace_exact,
-            opts.emulated_device,
-        )?;
+        emit_workspace(&mut s, case, ext, opts, device)?;
     }
-    emit_call_loop(&mut s, case, abi, opts, calls)?;
+    emit_call_loop(&mut s, case, abi, opts, calls, device)?;
     s.push_str("  stage(\"exit\");\n  int rc = f_exit(state);\n");
     s.push_str("  if (rc != 0) { std::printf(\"ERROR __dace_exit returned %d\\n\", rc); all_ok = false; }\n");
+    let tail_start = s.len();
     s.push_str(concat!(
         "  for (auto& w : ws) {\n",
         "    size_t over = overrun_bytes(w);\n",
@@ -962,6 +1115,22 @@ fn emit_driver(case: &Case, abi: &Abi, opts: &RunOptions) -> Result<String, Stri
         "  return all_ok ? 0 : 1;\n",
         "}\n",
     ));
+    if real {
+        // Device buffers: guard zones read back, cudaFree.
+        let tail = s.split_off(tail_start);
+        s.push_str(
+            &tail
+                .replace("overrun_bytes(w)", "overrun_bytes_any(w)")
+                .replace("std::free(w.base)", "free_any(w)"),
+        );
+        for &i in device {
+            let at = s.rfind("  std::printf(\"RESULT").unwrap();
+            s.insert_str(
+                at,
+                &format!("  cuda_ok(cudaFree(dev_{i}), \"cudaFree argument\");\n"),
+            );
+        }
+    }
     Ok(s)
 }
 
@@ -1030,14 +1199,16 @@ fn emit_workspace(
     s: &mut String,
     case: &Case,
     ext: &External,
-    exact: bool,
-    emulated_device: bool,
+    opts: &RunOptions,
+    device: &[usize],
 ) -> Result<(), String> {
+    let exact = opts.workspace_exact;
+    let on_gpu = opts.real_device.is_some() && ext.storage.starts_with("GPU");
     writeln!(s, "  {{  // workspace {}", ext.storage).unwrap();
     emit_fn_pointer(s, "    ", "f_size", "size_t", &ext.size, false);
     s.push_str("    if (f_size) {\n");
     emit_fn_pointer(s, "      ", "f_set", "void", &ext.set, true);
-    if !ext.storage.starts_with("CPU") && !emulated_device {
+    if !ext.storage.starts_with("CPU") && !opts.emulated_device && !on_gpu {
         writeln!(
             s,
             "      fail(\"storage {} needs device memory; unsupported here\");",
@@ -1045,15 +1216,64 @@ fn emit_workspace(
         )
         .unwrap();
     }
-    let size_args = call_args(case, &ext.size, None)?;
-    let set_args = call_args(case, &ext.set, Some("ws.back().base"))?;
+    let size_args = call_args(case, &ext.size, None, device)?;
+    let set_args = call_args(case, &ext.set, Some("ws.back().base"), device)?;
     writeln!(s, "      size_t bytes = f_size({size_args});").unwrap();
-    writeln!(
-        s,
-        "      ws.push_back(make_workspace({}, bytes, {exact}));",
-        c_string(&ext.storage)
-    )
-    .unwrap();
+    if on_gpu {
+        // The checked setter must refuse host memory (code 5, SDFGC_ERR_NOT_DEVICE_MEMORY).
+        let checked = Func {
+            symbol: format!("__sdfgc_set_workspace_{}", ext.storage),
+            params: ext.set.params.clone(),
+        };
+        let types: Vec<&str> = checked
+            .params
+            .iter()
+            .take(2)
+            .map(|p| p.ctype)
+            .chain(["size_t"])
+            .chain(checked.params.iter().skip(2).map(|p| p.ctype))
+            .collect();
+        let mut args: Vec<String> = vec!["state".into(), "host".into(), "bytes".into()];
+        let tail = call_args(
+            case,
+            &Func {
+                symbol: checked.symbol.clone(),
+                params: checked.params[2..].to_vec(),
+            },
+            None,
+            device,
+        )?;
+        if !tail.is_empty() {
+            args.push(tail);
+        }
+        writeln!(
+            s,
+            "      auto f_checked = reinterpret_cast<int (*)({})>(dlsym(lib, {}));",
+            types.join(", "),
+            c_string(&checked.symbol)
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "      if (f_checked) {{\n        void* host = nullptr;\n        if (posix_memalign(&host, 4096, bytes ? bytes : 1) != 0) fail(\"out of memory\");\n        int code = f_checked({});\n        std::free(host);\n        if (code != 5) fail(\"{} accepted host memory (code %d, expected 5)\", code);\n        std::printf(\"SETTER refuses host memory\\n\");\n      }}",
+            args.join(", "),
+            checked.symbol
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "      ws.push_back(make_device_workspace({}, bytes, {exact}));",
+            c_string(&ext.storage)
+        )
+        .unwrap();
+    } else {
+        writeln!(
+            s,
+            "      ws.push_back(make_workspace({}, bytes, {exact}));",
+            c_string(&ext.storage)
+        )
+        .unwrap();
+    }
     writeln!(s, "      f_set({set_args});\n    }}\n  }}").unwrap();
     Ok(())
 }
@@ -1065,20 +1285,44 @@ fn emit_call_loop(
     abi: &Abi,
     opts: &RunOptions,
     calls: u32,
+    device: &[usize],
 ) -> Result<(), String> {
-    let prog_args = call_args(case, &abi.program, None)?;
+    let real = opts.real_device.is_some();
+    let prog_args = call_args(case, &abi.program, None, device)?;
     s.push_str("  bool all_ok = true;\n");
     writeln!(s, "  const int calls = {calls};").unwrap();
     s.push_str("  for (int call = 1; call <= calls; ++call) {\n");
     s.push_str("    for (auto& a : args) restore(a);\n");
+    for &i in device {
+        writeln!(
+            s,
+            "    cuda_ok(cudaMemcpy(dev_{i}, args[{i}].data, {}, cudaMemcpyHostToDevice), \"copy in {}\");",
+            case.args[i].bytes(),
+            case.args[i].name
+        )
+        .unwrap();
+    }
     if opts.poison {
-        s.push_str("    for (auto& w : ws) poison(w);\n");
+        let f = if real { "poison_any" } else { "poison" };
+        writeln!(s, "    for (auto& w : ws) {f}(w);").unwrap();
     }
     s.push_str("    stage(\"call %d\", call);\n");
     if opts.count_allocs {
         s.push_str("    if (call == calls) { g_allocs = 0; g_counting = true; }\n");
     }
     writeln!(s, "    f_prog({prog_args});").unwrap();
+    if real {
+        s.push_str("    sync_device(call);\n");
+        for &i in device {
+            writeln!(
+                s,
+                "    cuda_ok(cudaMemcpy(args[{i}].data, dev_{i}, {}, cudaMemcpyDeviceToHost), \"copy out {}\");",
+                case.args[i].bytes(),
+                case.args[i].name
+            )
+            .unwrap();
+        }
+    }
     if opts.count_allocs {
         s.push_str("    g_counting = false;\n");
     }
@@ -1106,7 +1350,12 @@ fn emit_call_loop(
 
 /// The argument expressions of a call of `func`; `workspace` is the pointer
 /// passed for a `workspace` parameter.
-fn call_args(case: &Case, func: &Func, workspace: Option<&str>) -> Result<String, String> {
+fn call_args(
+    case: &Case,
+    func: &Func,
+    workspace: Option<&str>,
+    device: &[usize],
+) -> Result<String, String> {
     let mut out = Vec::new();
     for p in &func.params {
         out.push(match p.kind {
@@ -1117,7 +1366,11 @@ fn call_args(case: &Case, func: &Func, workspace: Option<&str>) -> Result<String
             ParamKind::Symbol => symbol_value(case, p)?,
             ParamKind::Array | ParamKind::ScalarGpuPointer => {
                 let (i, _) = case.arg(&p.name)?;
-                format!("(void*)args[{i}].data")
+                if device.contains(&i) {
+                    format!("dev_{i}")
+                } else {
+                    format!("(void*)args[{i}].data")
+                }
             }
             ParamKind::Scalar => {
                 let (i, arg) = case.arg(&p.name)?;
@@ -1181,10 +1434,15 @@ pub const SANITIZE_FLAGS: [&str; 2] = ["-fsanitize=address,undefined", "-fno-omi
 
 /// Compiles the driver (or reuses one built from the same source and
 /// flags) and returns the executable's path.
-fn build_driver(source: &str, sanitize: bool) -> Result<PathBuf, String> {
+fn build_driver(
+    source: &str,
+    sanitize: bool,
+    device: Option<&DeviceDriver>,
+) -> Result<PathBuf, String> {
     let mut hasher = DefaultHasher::new();
     source.hash(&mut hasher);
     sanitize.hash(&mut hasher);
+    format!("{device:?}").hash(&mut hasher);
     let root = std::env::temp_dir().join("sdfgc-harness-drivers");
     let dir = root.join(format!("{:016x}", hasher.finish()));
     let exe = dir.join("driver");
@@ -1200,8 +1458,26 @@ fn build_driver(source: &str, sanitize: bool) -> Result<PathBuf, String> {
         .map_err(|e| format!("temp dir in {}: {e}", root.display()))?;
     let src_path = tmp.path().join("driver.cpp");
     fs::write(&src_path, source).map_err(|e| format!("{}: {e}", src_path.display()))?;
-    let mut gxx = Command::new("g++");
-    gxx.args(["-std=c++17", "-O1", "-rdynamic"]);
+    let mut gxx = match device {
+        Some(DeviceDriver::Emulated(include)) => {
+            // -rdynamic: the library's emulator shares the driver's device-pointer table.
+            let mut c = Command::new("g++");
+            c.args(["-std=c++17", "-O1", "-rdynamic", "-I"])
+                .arg(include);
+            c
+        }
+        Some(DeviceDriver::Nvcc(nvcc)) => {
+            // Host code only; nvcc adds the CUDA headers and links the runtime.
+            let mut c = Command::new(nvcc);
+            c.args(["-std=c++17", "-O1", "-Werror", "all-warnings"]);
+            c
+        }
+        None => {
+            let mut c = Command::new("g++");
+            c.args(["-std=c++17", "-O1", "-rdynamic"]);
+            c
+        }
+    };
     if sanitize {
         gxx.arg("-g").args(SANITIZE_FLAGS);
     }

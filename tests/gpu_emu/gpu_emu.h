@@ -30,6 +30,8 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __constant__
+#define HIP_SYMBOL(X) X
 
 struct dim3 {
     unsigned int x, y, z;
@@ -162,6 +164,20 @@ inline std::set<void *> &sdfgc_emu_device_pointers() {
     inline P##Error_t P##FreeAsync(void *p, P##Stream_t) { return P##Free(p); }                    \
     inline P##Error_t P##MemcpyAsync(void *d, const void *s, size_t n, P##MemcpyKind, P##Stream_t) { \
         std::memmove(d, s, n);                                                                     \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##Memcpy(void *d, const void *s, size_t n, P##MemcpyKind) {                 \
+        std::memmove(d, s, n);                                                                     \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    template <typename T>                                                                          \
+    inline P##Error_t P##MemcpyToSymbol(T &sym, const void *s, size_t n, size_t off, P##MemcpyKind) { \
+        if (off + n > sizeof(T)) return P##ErrorInvalidValue;                                      \
+        std::memcpy(reinterpret_cast<char *>(&sym) + off, s, n);                                   \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##Memset(void *d, int v, size_t n) {                                       \
+        std::memset(d, v, n);                                                                      \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##MemsetAsync(void *d, int v, size_t n, P##Stream_t) {                      \

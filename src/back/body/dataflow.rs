@@ -661,6 +661,12 @@ impl FnWriter<'_> {
             args.push(self.cond(v));
             sym_params.insert(k.clone());
         }
+        if self.in_kernel {
+            // Device functions get the device copies of the constant arrays they read.
+            let (p, a) = self.constant_params(&crate::back::body::constants::used_by_sdfg(inner));
+            params.extend(p);
+            args.extend(a);
+        }
         let fname = format!("nested_{}_{}", inner.id, sanitize(&inner.name));
         let in_parallel = self.in_parallel;
         let in_kernel = self.in_kernel;

@@ -479,6 +479,9 @@ impl<'a> FnWriter<'a> {
     /// Element access with already-printed per-dimension indices.
     pub fn element_from_printed(&self, data: &str, idx: &[String]) -> String {
         let Some(d) = self.sdfg.arrays.get(data) else {
+            if let Some(c) = self.constant_element(data, idx) {
+                return c;
+            }
             return format!("{data}[{}]", idx.join("]["));
         };
         let parts: Vec<Expr> = idx.iter().map(|s| Expr::Sym(format!("({s})"))).collect();

@@ -160,8 +160,9 @@ impl FnWriter<'_> {
                 }
             }
         }
-        let mut params = Vec::new();
-        let mut args = Vec::new();
+        let (mut params, mut args) = self.constant_params(
+            &crate::back::body::constants::used_by_nodes(self.sdfg, st, nodes),
+        );
         for d in &data {
             let Some(desc) = self.sdfg.arrays.get(d) else {
                 continue;

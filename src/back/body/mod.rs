@@ -3,6 +3,7 @@
 //! expansions, and (for GPU targets) kernels, launches and copies. Targets
 //! differ only in the file skeleton and in the memory and stream APIs.
 
+pub mod constants;
 mod dataflow;
 mod function;
 mod kernel;

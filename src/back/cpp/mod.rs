@@ -13,6 +13,8 @@ use crate::passes::{Memory, Program};
 
 use crate::back::body::{FnWriter, member_name};
 
+mod constants;
+
 /// Runtime helpers every translation unit carries (allocation, atomics).
 const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
 // `new T[n]` like DaCe: an over-aligned operator new goes through
@@ -162,25 +164,6 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
     refuse_unsupported(sdfg, p.gpu.is_some())?;
-    if p.gpu.is_some() {
-        if p.options.constant_memory {
-            return Err(Error::unsupported(
-                "",
-                "--constant-memory (placing constant arrays in __constant__ memory) is not implemented yet",
-            ));
-        }
-        for (k, c) in &sdfg.constants {
-            if !c.shape.is_empty() {
-                return Err(Error::unsupported(
-                    "",
-                    format!(
-                        "constant array '{k}' on a GPU target (copying constants to device memory at init is not implemented yet)"
-                    ),
-                ));
-            }
-        }
-    }
-
     let program_params: String = p
         .abi
         .program
@@ -257,6 +240,15 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 _ => {}
             }
         }
+    }
+    let mut device_globals = String::new();
+    if let Some(g) = p.gpu {
+        let code = format!("{body}\n{}", functions.join("\n"));
+        let dc = constants::device_constants(g, &all, &code, p.options.constant_memory)?;
+        members.extend(dc.members);
+        init_body.push_str(&dc.init);
+        exit_body.push_str(&dc.exit);
+        device_globals = dc.globals;
     }
     if members.is_empty() {
         members.push("char __unused = 0;".into());
@@ -337,6 +329,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
             }
             seen.push(k.clone());
             globals.push_str(&constant_decl(k, c));
+        }
+        if s.id == 0 {
+            globals.push_str(&device_globals);
         }
         if let Some(g) = s.global_code.get("frame") {
             globals.push_str(&g.code);

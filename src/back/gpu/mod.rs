@@ -16,6 +16,8 @@ pub struct Dialect {
     pub pointer_attributes: &'static str,
     /// The other runtime's prefix: names of it in user C++ code are mapped to this one.
     pub foreign_prefix: &'static str,
+    /// How a device symbol is named in `MemcpyToSymbol` (`{}` is the symbol).
+    pub symbol_ref: &'static str,
 }
 
 /// CUDA (nvcc).
@@ -26,6 +28,7 @@ pub const CUDA: Dialect = Dialect {
     build: "nvcc -std=c++17 -arch=sm_80 -Xcompiler -fPIC -shared",
     pointer_attributes: "cudaPointerAttributes",
     foreign_prefix: "hip",
+    symbol_ref: "{}",
 };
 
 /// HIP (hipcc).
@@ -36,12 +39,18 @@ pub const HIP: Dialect = Dialect {
     build: "hipcc -std=c++17 --offload-arch=gfx90a -fPIC -shared",
     pointer_attributes: "hipPointerAttribute_t",
     foreign_prefix: "cuda",
+    symbol_ref: "HIP_SYMBOL({})",
 };
 
 impl Dialect {
     /// The runtime API name of `suffix` (`api("Malloc")` is `cudaMalloc`).
     pub fn api(&self, suffix: &str) -> String {
         format!("{}{suffix}", self.prefix)
+    }
+
+    /// A device symbol as the first argument of `MemcpyToSymbol`.
+    pub fn symbol(&self, name: &str) -> String {
+        self.symbol_ref.replace("{}", name)
     }
 }
 

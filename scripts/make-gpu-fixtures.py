@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Generates fixtures/gpu/<case>/: GPU SDFGs (DaCe 1.0.2) whose kernels read
+constant arrays (`constants_prop`), with inputs, numpy reference outputs and
+a case.json in the corpus format (see ../shared/corpus/README.md).
+
+Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [OUTDIR]
+(default OUTDIR: fixtures/gpu). The ABI entries are parsed from DaCe's own
+generated code (code generation needs no GPU).
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import dace
+from dace import Memlet
+
+SEED = 20261130
+OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
+
+CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
+          'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool'}
+
+
+def parse_params(text):
+    out = []
+    for p in [x.strip() for x in text.split(',') if x.strip()]:
+        p = p.replace('__restrict__', '').strip()
+        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', p)
+        ctype, name = m.group(1).strip(), m.group(2)
+        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
+        out.append((name, ctype))
+    return out
+
+
+def abi_entry(sdfg, args):
+    """Exported functions of DaCe's generated code for `sdfg`."""
+    code = '\n'.join(c.clean_code for c in sdfg.generate_code())
+    name = sdfg.name
+    kinds = {a['name']: a['kind'] for a in args}
+
+    def fn(symbol, ret):
+        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
+        assert m, symbol
+        params = []
+        for pname, ctype in parse_params(m.group(1)):
+            if pname == '__state':
+                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
+            elif ctype.endswith('*'):
+                params.append({'name': pname, 'ctype': ctype, 'kind': 'array',
+                               'dtype': CTYPES[ctype[:-1].strip()]})
+            else:
+                kind = 'scalar' if kinds.get(pname) == 'scalar' else 'symbol'
+                params.append({'name': pname, 'ctype': ctype, 'kind': kind, 'dtype': CTYPES[ctype]})
+        return {'symbol': symbol, 'return': ret, 'params': params}
+
+    return {
+        'sdfg_name': name,
+        'state_struct': f'{name}_state_t',
+        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
+        'program': fn(f'__program_{name}', 'void'),
+        'exit': fn(f'__dace_exit_{name}', 'int'),
+        'external_memory': [],
+    }
+
+
+def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features):
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    sdfg.arg_names = list(inputs) + [n for n in outputs if n not in inputs]
+    sdfg.apply_gpu_transformations()
+    sdfg.simplify()
+    sdfg.validate()
+    sdfg.save(os.path.join(d, 'program.gpu.sdfg'))
+    args = []
+    for n in sdfg.arg_names:
+        v = inputs.get(n, outputs.get(n))
+        role = 'in' if n in inputs else 'out'
+        f = f'{n}.{role}.bin'
+        v.tofile(os.path.join(d, f))
+        args.append({'name': n, 'dtype': str(v.dtype), 'shape': list(v.shape), 'kind': 'array',
+                     'role': role, 'file': f})
+    case = {
+        'name': name,
+        'description': description,
+        'symbols': symbols,
+        'args': args,
+        'outputs': [{'name': n, 'file': f'{n}.out.bin', 'dtype': str(v.dtype), 'shape': list(v.shape),
+                     'rtol': tol[0], 'atol': tol[1]} for n, v in outputs.items()],
+        'abi': {'program.gpu.sdfg': abi_entry(sdfg, args)},
+        'default_variant': 'program.gpu.sdfg',
+        'features': features,
+        'constants': {k: {'dtype': str(np.asarray(v[1]).dtype), 'shape': list(np.shape(v[1]))}
+                      for k, v in sdfg.constants_prop.items()},
+        'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
+                      'script': 'scripts/make-gpu-fixtures.py'},
+    }
+    with open(os.path.join(d, 'case.json'), 'w') as fh:
+        json.dump(case, fh, indent=1)
+        fh.write('\n')
+    print('wrote', d)
+
+
+def const_weights_1d(rng):
+    """b[i] = SCALE * W[i % 5] * a[i]: a 1-D float64 constant array and a scalar constant."""
+    N = dace.symbol('N', dace.int32)
+    W = np.array([0.5, -1.25, 2.0, 0.75, 3.5])
+    SCALE = 1.5
+    sdfg = dace.SDFG('gpu_const_weights_1d')
+    sdfg.add_array('a', [N], dace.float64)
+    sdfg.add_array('b', [N], dace.float64)
+    sdfg.add_constant('W', W)
+    sdfg.add_constant('SCALE', SCALE)
+    st = sdfg.add_state('main')
+    st.add_mapped_tasklet('scale', dict(i='0:N'), inputs=dict(x=Memlet('a[i]')),
+                          code='y = SCALE * W[i % 5] * x', outputs=dict(y=Memlet('b[i]')),
+                          external_edges=True)
+    n = 300
+    a = rng.standard_normal(n)
+    b = SCALE * W[np.arange(n) % 5] * a
+    write_case(sdfg, 'const_weights_1d', const_weights_1d.__doc__, {'N': n},
+               {'a': a}, {'b': b}, (1e-12, 1e-14), ['constants', 'constant_array', 'gpu_map'])
+
+
+def const_table_2d(rng):
+    """o[i, j] = C[x % 4, j % 4] + LUT[(i + j) % 8] with x = a[i, j]: a 2-D float32 table
+    indexed by data and a 1-D int32 lookup table."""
+    M = dace.symbol('M', dace.int32)
+    N = dace.symbol('N', dace.int32)
+    C = (np.arange(16, dtype=np.float32).reshape(4, 4) * np.float32(0.25) - np.float32(1.0))
+    LUT = np.array([3, -1, 4, -1, 5, -9, 2, 6], dtype=np.int32)
+    sdfg = dace.SDFG('gpu_const_table_2d')
+    sdfg.add_array('a', [M, N], dace.int32)
+    sdfg.add_array('o', [M, N], dace.float32)
+    sdfg.add_constant('C', C)
+    sdfg.add_constant('LUT', LUT)
+    st = sdfg.add_state('main')
+    st.add_mapped_tasklet('lookup', dict(i='0:M', j='0:N'), inputs=dict(x=Memlet('a[i, j]')),
+                          code='y = C[x % 4, j % 4] + LUT[(i + j) % 8]', outputs=dict(y=Memlet('o[i, j]')),
+                          external_edges=True)
+    m, n = 37, 70
+    a = rng.integers(0, 1000, size=(m, n)).astype(np.int32)
+    ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing='ij')
+    o = (C[a % 4, jj % 4] + LUT[(ii + jj) % 8].astype(np.float32)).astype(np.float32)
+    write_case(sdfg, 'const_table_2d', const_table_2d.__doc__, {'M': m, 'N': n},
+               {'a': a}, {'o': o}, (1e-6, 1e-6), ['constants', 'constant_array', 'gpu_map', 'int_index'])
+
+
+def const_nested_loop(rng):
+    """b[i] = sum_k WK[k % 4] * a[i, k]: a sequential loop in a nested SDFG inside a GPU map
+    (the shape of gt4py's scans) reads a constant array."""
+    M = dace.symbol('M', dace.int32)
+    K = dace.symbol('K', dace.int32)
+    WK = np.array([0.5, 1.0, -1.5, 2.0])
+    inner = dace.SDFG('column')
+    inner.add_array('row', [K], dace.float64)
+    inner.add_array('acc', [1], dace.float64)
+    inner.add_constant('WK', WK)
+    init = inner.add_state('init')
+    t = init.add_tasklet('zero', {}, {'o'}, 'o = 0.0')
+    init.add_edge(t, 'o', init.add_write('acc'), None, Memlet('acc[0]'))
+    body = inner.add_state('body')
+    t = body.add_tasklet('step', {'x', 's'}, {'o'}, 'o = s + WK[k % 4] * x')
+    body.add_edge(body.add_read('row'), None, t, 'x', Memlet('row[k]'))
+    body.add_edge(body.add_read('acc'), None, t, 's', Memlet('acc[0]'))
+    body.add_edge(t, 'o', body.add_write('acc'), None, Memlet('acc[0]'))
+    after = inner.add_state('done')
+    inner.add_loop(init, body, after, 'k', '0', 'k < K', 'k + 1')
+
+    sdfg = dace.SDFG('gpu_const_nested_loop')
+    sdfg.add_array('a', [M, K], dace.float64)
+    sdfg.add_array('b', [M], dace.float64)
+    sdfg.add_constant('WK', WK)
+    st = sdfg.add_state('main')
+    me, mx = st.add_map('rows', dict(i='0:M'))
+    ns = st.add_nested_sdfg(inner, sdfg, {'row'}, {'acc'}, symbol_mapping={'K': 'K'})
+    st.add_memlet_path(st.add_read('a'), me, ns, dst_conn='row', memlet=Memlet('a[i, 0:K]'))
+    st.add_memlet_path(ns, mx, st.add_write('b'), src_conn='acc', memlet=Memlet('b[i]'))
+    m, k = 45, 13
+    a = rng.standard_normal((m, k))
+    b = (a * WK[np.arange(k) % 4][None, :]).sum(axis=1)
+    write_case(sdfg, 'const_nested_loop', const_nested_loop.__doc__, {'K': k, 'M': m},
+               {'a': a}, {'b': b}, (1e-10, 1e-12), ['constants', 'constant_array', 'nested_sdfg', 'loop'])
+
+
+if __name__ == '__main__':
+    os.chdir(tempfile.mkdtemp(prefix='make-gpu-fixtures-'))  # DaCe writes .dacecache/ here
+    rng = np.random.default_rng(SEED)
+    const_weights_1d(rng)
+    const_table_2d(rng)
+    const_nested_loop(rng)
