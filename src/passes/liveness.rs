@@ -21,6 +21,8 @@
 //! that state, so no loop around the state extends it, whatever control
 //! flow (branches, nested regions) lies between the loop and the state.
 //!
+//! A container viewed by a view node is live wherever the view is.
+//!
 //! With several GPU streams, two kernels of one state may run at the same
 //! time unless the dataflow orders them. Positions then follow
 //! happens-before: a container used in a state is live from the first node
@@ -120,6 +122,7 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
                     .is_some_and(|(_, u)| u.kill && !u.read)
         })
         .map(|(key, _)| key.clone())
+        .filter(|key| !w.views.iter().any(|(viewed, _)| viewed == key))
         .collect();
     // Loops whose every iteration kills the container before reading it: the
     // container is dead at their entry and exit, so no loop around them carries it either.
@@ -140,6 +143,19 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
     let mut changed = true;
     while changed {
         changed = false;
+        // A viewed container is live wherever a view of it is.
+        for (viewed, view) in &w.views {
+            let Some(v) = ranges.get(view).copied() else {
+                continue;
+            };
+            if let Some(x) = ranges.get_mut(viewed)
+                && (v.start < x.start || v.end > x.end)
+            {
+                x.cover(v.start);
+                x.cover(v.end);
+                changed = true;
+            }
+        }
         for (key, live) in ranges.iter_mut() {
             if state_local.contains(key) {
                 continue;
@@ -262,6 +278,8 @@ struct Walker {
     concurrent: bool,
     /// Positions where each container is used in the state being walked.
     touched: BTreeMap<(u32, String), BTreeSet<u32>>,
+    /// (viewed container, view) for every view node next to an access node.
+    views: BTreeSet<((u32, String), (u32, String))>,
 }
 
 impl Walker {
@@ -447,6 +465,18 @@ impl Walker {
         // An access node is also live where its neighbours run: read where
         // its out-edges lead, written where its in-edges come from.
         for e in &st.edges {
+            if let (NodeKind::Access(a), NodeKind::Access(b)) =
+                (&st.nodes[e.src.index()].kind, &st.nodes[e.dst.index()].kind)
+            {
+                let is_view =
+                    |n: &str| sdfg.arrays.get(n).is_some_and(|d| d.kind == DataKind::View);
+                for (view, viewed) in [(&a.data, &b.data), (&b.data, &a.data)] {
+                    if is_view(view) && view != viewed {
+                        self.views
+                            .insert(((sdfg.id, viewed.clone()), (sdfg.id, view.clone())));
+                    }
+                }
+            }
             if let NodeKind::Access(acc) = &st.nodes[e.src.index()].kind {
                 let p = pos[top(e.dst).index()];
                 self.mark(sdfg.id, &acc.data, p, !e.memlet.is_empty(), false);
@@ -655,6 +685,43 @@ mod tests {
         assert!(range(&l, "t1").end > range(&l, "t2").start);
         assert!(l.in_place_pair(0, "t0", 0, "t1"));
         assert!(!l.in_place_pair(0, "t1", 0, "t2"));
+    }
+
+    #[test]
+    fn viewed_container_lives_as_long_as_its_view() {
+        // Make t1 a view of t0: t0 must stay live while map_t2 reads t1.
+        let mut sdfg = load("fixtures/corpus/seed_external_2d/program.sdfg");
+        sdfg.arrays.get_mut("t1").unwrap().kind = DataKind::View;
+        let before = live_ranges(&sdfg, false);
+        let BlockKind::State(st) = &mut sdfg.body.blocks[0].kind else {
+            panic!("state expected")
+        };
+        let find = |st: &State, d: &str| {
+            st.nodes
+                .iter()
+                .position(|n| matches!(&n.kind, NodeKind::Access(a) if a.data == d))
+                .unwrap()
+        };
+        let (t0, t1) = (find(st, "t0"), find(st, "t1"));
+        st.edges.push(DataEdge {
+            src: NodeId(t0 as u32),
+            src_conn: None,
+            dst: NodeId(t1 as u32),
+            dst_conn: Some("views".into()),
+            memlet: Memlet {
+                data: Some("t0".into()),
+                subset: None,
+                other_subset: None,
+                wcr: None,
+                dynamic: false,
+                volume: Expr::Int(24),
+                is_data_src: None,
+            },
+            path: String::new(),
+        });
+        assert!(range(&before, "t0").end < range(&before, "t1").end);
+        let after = live_ranges(&sdfg, false);
+        assert!(range(&after, "t0").end >= range(&after, "t1").end);
     }
 
     #[test]
