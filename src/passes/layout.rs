@@ -10,13 +10,15 @@
 //! total is their sum. The same formulas are evaluated by the generated size
 //! query and setter, so the layout is correct for every symbol value.
 
+use std::collections::BTreeSet;
+
 use indexmap::IndexMap;
 
 use crate::driver::Layout;
 use crate::ir::simplify::simplify;
 use crate::ir::*;
 use crate::passes::alloc::ExternalSlot;
-use crate::passes::liveness::{Live, LiveRanges};
+use crate::passes::liveness::{Live, Liveness};
 
 /// One transient's place in the workspace.
 #[derive(Clone, Debug)]
@@ -56,14 +58,15 @@ impl StorageLayout {
     /// Lays out the slots of one storage.
     pub fn new(
         slots: &[ExternalSlot],
-        live: &LiveRanges,
+        live: &Liveness,
         align: u64,
         layout: Layout,
         keep_apart: &dyn Fn(&ExternalSlot) -> bool,
     ) -> StorageLayout {
         let mut order: Vec<usize> = (0..slots.len()).collect();
         let range = |s: &ExternalSlot| {
-            live.get(&(s.sdfg, s.name.clone()))
+            live.ranges
+                .get(&(s.sdfg, s.name.clone()))
                 .copied()
                 .unwrap_or(Live {
                     start: 0,
@@ -71,6 +74,12 @@ impl StorageLayout {
                 })
         };
         order.sort_by_key(|&i| (range(&slots[i]).start, i));
+        // Ranges that touch at an in-place map may share when the two have the same bytes.
+        let in_place = |a: &ExternalSlot, b: &ExternalSlot| {
+            a.dtype.size() == b.dtype.size()
+                && simplify(&a.elements) == simplify(&b.elements)
+                && live.in_place_pair(a.sdfg, &a.name, b.sdfg, &b.name)
+        };
         let mut shelf_of = vec![0usize; slots.len()];
         // Members of each shelf so far.
         let mut shelves: Vec<Vec<usize>> = Vec::new();
@@ -79,9 +88,10 @@ impl StorageLayout {
             let fits = |members: &Vec<usize>| {
                 layout == Layout::Packed
                     && !keep_apart(&slots[i])
-                    && members
-                        .iter()
-                        .all(|&j| !keep_apart(&slots[j]) && !range(&slots[j]).overlaps(&li))
+                    && members.iter().all(|&j| {
+                        !keep_apart(&slots[j])
+                            && (!range(&slots[j]).overlaps(&li) || in_place(&slots[i], &slots[j]))
+                    })
             };
             match shelves.iter().position(fits) {
                 Some(k) => {
@@ -113,6 +123,21 @@ impl StorageLayout {
             placements,
             shelves: shelves.len(),
         }
+    }
+
+    /// Containers that share bytes with another one while both are live at
+    /// one in-place map (they must not be declared `__restrict__`).
+    pub fn aliased(&self) -> BTreeSet<(u32, String)> {
+        let mut out = BTreeSet::new();
+        for (i, a) in self.placements.iter().enumerate() {
+            for b in &self.placements[i + 1..] {
+                if a.shelf == b.shelf && a.live.overlaps(&b.live) {
+                    out.insert((a.slot.sdfg, a.slot.name.clone()));
+                    out.insert((b.slot.sdfg, b.slot.name.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// Size of each shelf: the largest member, aligned.
@@ -161,3 +186,82 @@ impl StorageLayout {
 
 /// The layouts of all storages.
 pub type Layouts = IndexMap<Storage, StorageLayout>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::liveness::InPlace;
+
+    fn slot(name: &str, elements: i64) -> ExternalSlot {
+        ExternalSlot {
+            sdfg: 0,
+            name: name.into(),
+            dtype: DType::Float64,
+            elements: Expr::Int(elements),
+        }
+    }
+
+    fn liveness(ranges: &[(&str, u32, u32)], in_place: &[(u32, &str, &str)]) -> Liveness {
+        Liveness {
+            ranges: ranges
+                .iter()
+                .map(|(n, s, e)| ((0, n.to_string()), Live { start: *s, end: *e }))
+                .collect(),
+            in_place: in_place
+                .iter()
+                .map(|(at, r, w)| InPlace {
+                    at: *at,
+                    sdfg: 0,
+                    read: r.to_string(),
+                    written: w.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    fn shelves(slots: &[ExternalSlot], live: &Liveness) -> (usize, usize) {
+        let l = StorageLayout::new(slots, live, 64, Layout::Packed, &|_| false);
+        (l.shelves, l.aliased().len())
+    }
+
+    #[test]
+    fn touching_ranges_share_only_at_an_in_place_map() {
+        let slots = [slot("a", 100), slot("b", 100)];
+        // Both live at position 5, no in-place map: two shelves.
+        assert_eq!(
+            shelves(&slots, &liveness(&[("a", 1, 5), ("b", 5, 9)], &[])),
+            (2, 0)
+        );
+        // An in-place map at 5: one shelf, both aliased.
+        let ip = liveness(&[("a", 1, 5), ("b", 5, 9)], &[(5, "a", "b")]);
+        assert_eq!(shelves(&slots, &ip), (1, 2));
+        // Disjoint ranges share without aliasing.
+        assert_eq!(
+            shelves(&slots, &liveness(&[("a", 1, 4), ("b", 5, 9)], &[])),
+            (1, 0)
+        );
+    }
+
+    #[test]
+    fn in_place_needs_equal_sizes_and_is_not_transitive_over_overlaps() {
+        let ip = liveness(&[("a", 1, 5), ("b", 5, 9)], &[(5, "a", "b")]);
+        assert_eq!(shelves(&[slot("a", 100), slot("b", 50)], &ip), (2, 0));
+        // c overlaps b and is not in place with it: it gets its own shelf.
+        let three = liveness(&[("a", 1, 5), ("b", 5, 9), ("c", 5, 9)], &[(5, "a", "b")]);
+        let slots = [slot("a", 100), slot("b", 100), slot("c", 100)];
+        assert_eq!(shelves(&slots, &three).0, 2);
+    }
+
+    #[test]
+    fn sequential_layout_never_shares() {
+        let ip = liveness(&[("a", 1, 5), ("b", 5, 9)], &[(5, "a", "b")]);
+        let l = StorageLayout::new(
+            &[slot("a", 100), slot("b", 100)],
+            &ip,
+            64,
+            Layout::Sequential,
+            &|_| false,
+        );
+        assert_eq!(l.shelves, 2);
+    }
+}

@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod alloc;
+pub mod inplace;
 pub mod layout;
 pub mod liveness;
 pub mod structure;
@@ -25,8 +26,11 @@ pub struct Program {
     pub alloc: AllocPlan,
     /// The memory mode asked for.
     pub mode: Option<crate::driver::Mode>,
-    /// Live ranges of every container, in program order.
-    pub live: liveness::LiveRanges,
+    /// Live ranges of every container, in program order, and in-place pairs.
+    pub live: liveness::Liveness,
+    /// Containers that share bytes with another one at an in-place map:
+    /// never declared `__restrict__`.
+    pub aliased: std::collections::BTreeSet<(u32, String)>,
     /// Workspace layout per storage (External memory only).
     pub layouts: layout::Layouts,
     /// The GPU dialect for CUDA and HIP targets.
@@ -45,8 +49,9 @@ pub struct Program {
 pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     let abi = abi::compute(&sdfg);
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
-    let live = liveness::live_ranges(&sdfg);
-    let layouts = alloc
+    let concurrent = opts.target != crate::driver::Target::Cpp && opts.streams > 1;
+    let live = liveness::live_ranges(&sdfg, concurrent);
+    let layouts: layout::Layouts = alloc
         .external
         .iter()
         .map(|(storage, slots)| {
@@ -62,6 +67,7 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             )
         })
         .collect();
+    let aliased = layouts.values().flat_map(|l| l.aliased()).collect();
     let gpu = match opts.target {
         crate::driver::Target::Cpp => None,
         crate::driver::Target::Cuda => Some(&crate::back::gpu::CUDA),
@@ -78,6 +84,7 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         alloc,
         mode: opts.mode,
         live,
+        aliased,
         layouts,
         gpu,
         streams,

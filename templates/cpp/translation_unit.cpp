@@ -68,7 +68,8 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
 }
 {% for w in workspaces %}
 /// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} shelves at {{ w.align }}-byte aligned offsets;
-/// the transients of one shelf are never live at the same time and share its bytes.
+/// the transients of one shelf are never live at the same time (or meet only at an
+/// in-place map that reads each element before it writes the same element) and share its bytes.
 static size_t __sdfgc_layout_{{ w.storage }}(size_t *__shelf{{ init_params_tail }}) {
     size_t __offset = 0;
 {%- for s in w.shelves %}

@@ -212,8 +212,14 @@ impl<'a> FnWriter<'a> {
                 }
                 (Memory::Persistent, _) | (Memory::External { .. }, _) => {
                     let member = member_name(sdfg.id, name);
+                    // In-place sharing: the compiler must see that the two may alias.
+                    let restrict = if self.p.aliased.contains(&(sdfg.id, name.clone())) {
+                        ""
+                    } else {
+                        " __restrict__"
+                    };
                     self.decls.line(format!(
-                        "[[maybe_unused]] {ct} * __restrict__ {name} = __state->{member};"
+                        "[[maybe_unused]] {ct} *{restrict} {name} = __state->{member};"
                     ));
                     self.access.insert(name.clone(), Access::Ptr(name.clone()));
                     if plan.zero {

@@ -189,7 +189,12 @@ impl FnWriter<'_> {
                             ),
                         ));
                     }
-                    params.push(format!("{ct} * __restrict__ {d}"));
+                    // In-place sharing: the compiler must see that the two may alias.
+                    if self.p.aliased.contains(&(self.sdfg.id, d.clone())) {
+                        params.push(format!("{ct} * {d}"));
+                    } else {
+                        params.push(format!("{ct} * __restrict__ {d}"));
+                    }
                     args.push(d.clone());
                 }
             }
