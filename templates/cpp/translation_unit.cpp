@@ -67,7 +67,7 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
     return 0;
 }
 {% for w in workspaces %}
-/// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} shelves at {{ w.align }}-byte aligned offsets;
+/// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} {% if w.shelves.len() == 1 %}shelf{% else %}shelves{% endif %} at {{ w.align }}-byte aligned offsets;
 /// the transients of one shelf are never live at the same time (or meet only at an
 /// in-place map that reads each element before it writes the same element) and share its bytes.
 static size_t __sdfgc_layout_{{ w.storage }}(size_t *__shelf{{ init_params_tail }}) {
