@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every GPU fixture on a real NVIDIA GPU and prints one line per run and
-# a pass count (tests/gpu_device.rs, an ignored test this script selects).
+# a pass count (tests/gpu_device.rs, a test target that plain `cargo test`
+# leaves out: `test = false` in Cargo.toml; this script selects it).
 #
 #   bash scripts/gpu-check.sh            # everything: ~600 runs
 #   SDFGC_GPU_FILTER=gt4py bash scripts/gpu-check.sh   # only paths containing "gt4py"
@@ -44,7 +45,7 @@ echo "gpu-check: $(nvidia-smi -L | head -1); $("$nvcc" --version | tail -1)"
 export SDFGC_NVCC=$nvcc SDFGC_ROOT=$root
 export SDFGC_GPU_ARCH=${SDFGC_GPU_ARCH:-native}
 
-args=(--ignored --nocapture --test-threads 1)
+args=(--nocapture --test-threads 1)
 if [ -n "${SDFGC_GPU_CHECK_BIN:-}" ]; then
     exec "$SDFGC_GPU_CHECK_BIN" "${args[@]}"
 fi
