@@ -46,11 +46,12 @@ pub struct Candidate {
 
 /// Every in-place candidate among the top-level maps of a state.
 pub fn candidates(sdfg: &Sdfg, st: &State) -> Vec<Candidate> {
+    let index = StateIndex::new(st);
     let mut out = Vec::new();
     for (i, n) in st.nodes.iter().enumerate() {
         if let NodeKind::MapEntry(m) = &n.kind
             && n.scope.is_none()
-            && let Some(c) = map_candidate(sdfg, st, NodeId(i as u32), m)
+            && let Some(c) = map_candidate(sdfg, st, &index, NodeId(i as u32), m)
         {
             out.push(c);
         }
@@ -58,29 +59,66 @@ pub fn candidates(sdfg: &Sdfg, st: &State) -> Vec<Candidate> {
     out
 }
 
-fn map_candidate(sdfg: &Sdfg, st: &State, entry: NodeId, m: &MapEntry) -> Option<Candidate> {
+/// Per-node adjacency of one state, built once so that checking every map
+/// stays linear in the size of the state.
+struct StateIndex {
+    /// Nodes whose innermost scope is the node (by node index).
+    children: Vec<Vec<usize>>,
+    /// Edges ending at the node.
+    ins: Vec<Vec<usize>>,
+    /// Edges leaving the node.
+    outs: Vec<Vec<usize>>,
+}
+
+impl StateIndex {
+    fn new(st: &State) -> Self {
+        let n = st.nodes.len();
+        let mut idx = StateIndex {
+            children: vec![Vec::new(); n],
+            ins: vec![Vec::new(); n],
+            outs: vec![Vec::new(); n],
+        };
+        for (j, node) in st.nodes.iter().enumerate() {
+            if let Some(s) = node.scope
+                && s.index() < n
+            {
+                idx.children[s.index()].push(j);
+            }
+        }
+        for (k, e) in st.edges.iter().enumerate() {
+            if e.src.index() < n && e.dst.index() < n {
+                idx.outs[e.src.index()].push(k);
+                idx.ins[e.dst.index()].push(k);
+            }
+        }
+        idx
+    }
+
+    /// The only node inside the scope of `entry` (at any depth), if there is exactly one.
+    fn single_inner(&self, entry: NodeId) -> Option<usize> {
+        match self.children.get(entry.index())?.as_slice() {
+            [only] if self.children[*only].is_empty() => Some(*only),
+            _ => None,
+        }
+    }
+}
+
+fn map_candidate(
+    sdfg: &Sdfg,
+    st: &State,
+    index: &StateIndex,
+    entry: NodeId,
+    m: &MapEntry,
+) -> Option<Candidate> {
     // The scope: exactly one tasklet, directly inside the map.
-    let inner: Vec<usize> = st
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| in_scope(st, n.scope, entry))
-        .map(|(j, _)| j)
-        .collect();
-    let [t_idx] = inner.as_slice() else {
-        return None;
-    };
-    let tnode = &st.nodes[*t_idx];
+    let t_idx = index.single_inner(entry)?;
+    let tnode = &st.nodes[t_idx];
     let NodeKind::Tasklet(t) = &tnode.kind else {
         return None;
     };
-    if tnode.scope != Some(entry) {
-        return None;
-    }
-    let tid = NodeId(*t_idx as u32);
     let exit = m.exit;
-    let ins: Vec<&DataEdge> = st.edges.iter().filter(|e| e.dst == tid).collect();
-    let outs: Vec<&DataEdge> = st.edges.iter().filter(|e| e.src == tid).collect();
+    let ins: Vec<&DataEdge> = index.ins[t_idx].iter().map(|&k| &st.edges[k]).collect();
+    let outs: Vec<&DataEdge> = index.outs[t_idx].iter().map(|&k| &st.edges[k]).collect();
     if ins.iter().any(|e| e.src != entry) || outs.iter().any(|e| e.dst != exit) {
         return None;
     }
@@ -103,10 +141,13 @@ fn map_candidate(sdfg: &Sdfg, st: &State, entry: NodeId, m: &MapEntry) -> Option
             continue;
         }
         // The map's write of B covers all of B; the map reads no B.
-        let full = st
-            .edges
-            .iter()
-            .filter(|e| e.src == exit && e.memlet.data.as_deref() == Some(b))
+        let full = index
+            .outs
+            .get(exit.index())
+            .map(|ks| ks.iter().map(|&k| &st.edges[k]))
+            .into_iter()
+            .flatten()
+            .filter(|e| e.memlet.data.as_deref() == Some(b))
             .collect::<Vec<_>>();
         if full.len() != 1 || !full_write(sdfg, b, &full[0].memlet) {
             continue;
@@ -143,22 +184,6 @@ fn map_candidate(sdfg: &Sdfg, st: &State, entry: NodeId, m: &MapEntry) -> Option
         }
     }
     None
-}
-
-/// True if `scope` is `entry` or nested inside it.
-fn in_scope(st: &State, mut scope: Option<NodeId>, entry: NodeId) -> bool {
-    let mut guard = 0;
-    while let Some(s) = scope {
-        if s == entry {
-            return true;
-        }
-        scope = st.nodes[s.index()].scope;
-        guard += 1;
-        if guard > st.nodes.len() {
-            break;
-        }
-    }
-    false
 }
 
 /// A single element, bound to a value connector that the code does not index.

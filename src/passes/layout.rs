@@ -126,18 +126,49 @@ impl StorageLayout {
     }
 
     /// Containers that share bytes with another one while both are live at
-    /// one in-place map (they must not be declared `__restrict__`).
+    /// one in-place map (they must not be declared `__restrict__` where both are used).
     pub fn aliased(&self) -> BTreeSet<(u32, String)> {
         let mut out = BTreeSet::new();
-        for (i, a) in self.placements.iter().enumerate() {
-            for b in &self.placements[i + 1..] {
-                if a.shelf == b.shelf && a.live.overlaps(&b.live) {
-                    out.insert((a.slot.sdfg, a.slot.name.clone()));
-                    out.insert((b.slot.sdfg, b.slot.name.clone()));
+        for members in self.members_by_shelf() {
+            // Sweep the members in order of their first position: one overlaps an
+            // earlier one iff it starts before the furthest end seen so far.
+            let mut sorted = members;
+            sorted.sort_by_key(|p| (p.live.start, p.live.end));
+            let mut furthest: Option<(u32, &Placement)> = None;
+            for p in sorted {
+                if let Some((end, q)) = furthest
+                    && p.live.start <= end
+                {
+                    out.insert((q.slot.sdfg, q.slot.name.clone()));
+                    out.insert((p.slot.sdfg, p.slot.name.clone()));
+                }
+                if furthest.is_none_or(|(end, _)| p.live.end > end) {
+                    furthest = Some((p.live.end, p));
                 }
             }
         }
         out
+    }
+
+    /// Containers whose shelf holds another container: their pointers hold the
+    /// same address, so one function must not declare both `__restrict__`.
+    pub fn shared(&self) -> BTreeSet<(u32, String)> {
+        self.members_by_shelf()
+            .into_iter()
+            .filter(|m| m.len() > 1)
+            .flatten()
+            .map(|p| (p.slot.sdfg, p.slot.name.clone()))
+            .collect()
+    }
+
+    fn members_by_shelf(&self) -> Vec<Vec<&Placement>> {
+        let mut by_shelf: Vec<Vec<&Placement>> = vec![Vec::new(); self.shelves];
+        for p in &self.placements {
+            if let Some(v) = by_shelf.get_mut(p.shelf) {
+                v.push(p);
+            }
+        }
+        by_shelf
     }
 
     /// Size of each shelf: the largest member, aligned.
@@ -240,6 +271,23 @@ mod tests {
             shelves(&slots, &liveness(&[("a", 1, 4), ("b", 5, 9)], &[])),
             (1, 0)
         );
+        // ... but they hold one address, so neither may be `__restrict__`.
+        let l = StorageLayout::new(
+            &slots,
+            &liveness(&[("a", 1, 4), ("b", 5, 9)], &[]),
+            64,
+            Layout::Packed,
+            &|_| false,
+        );
+        assert_eq!(l.shared().len(), 2);
+        let apart = StorageLayout::new(
+            &slots,
+            &liveness(&[("a", 1, 5), ("b", 5, 9)], &[]),
+            64,
+            Layout::Packed,
+            &|_| false,
+        );
+        assert!(apart.shared().is_empty());
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct Program {
     /// Containers that share bytes with another one at an in-place map:
     /// never declared `__restrict__`.
     pub aliased: std::collections::BTreeSet<(u32, String)>,
+    /// Workspace containers whose shelf holds another container (same address):
+    /// the host function declares them without `__restrict__`.
+    pub shared: std::collections::BTreeSet<(u32, String)>,
     /// Workspace layout per storage (External memory only).
     pub layouts: layout::Layouts,
     /// The GPU dialect for CUDA and HIP targets.
@@ -68,6 +71,7 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         })
         .collect();
     let aliased = layouts.values().flat_map(|l| l.aliased()).collect();
+    let shared = layouts.values().flat_map(|l| l.shared()).collect();
     let gpu = match opts.target {
         crate::driver::Target::Cpp => None,
         crate::driver::Target::Cuda => Some(&crate::back::gpu::CUDA),
@@ -85,6 +89,7 @@ pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         mode: opts.mode,
         live,
         aliased,
+        shared,
         layouts,
         gpu,
         streams,

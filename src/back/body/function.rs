@@ -212,8 +212,9 @@ impl<'a> FnWriter<'a> {
                 }
                 (Memory::Persistent, _) | (Memory::External { .. }, _) => {
                     let member = member_name(sdfg.id, name);
-                    // In-place sharing: the compiler must see that the two may alias.
-                    let restrict = if self.p.aliased.contains(&(sdfg.id, name.clone())) {
+                    // Containers that share workspace bytes hold the same address: one
+                    // function must not declare two such pointers `__restrict__`.
+                    let restrict = if self.p.shared.contains(&(sdfg.id, name.clone())) {
                         ""
                     } else {
                         " __restrict__"
