@@ -174,9 +174,12 @@ pub fn compile_files(
 ) -> std::result::Result<(), Vec<Error>> {
     let mut errors = Vec::new();
     let mut rules = Vec::new();
-    for f in files {
-        let res =
-            generate(f, opts).and_then(|outs| write_outputs(&opts.output, &outs).map(|()| outs));
+    // Files are independent: generate them on every core, then write the
+    // outputs one file after another in the order given, so that two inputs
+    // naming the same output end the same way on every run.
+    let generated = generate_all(files, opts);
+    for (f, outs) in files.iter().zip(generated) {
+        let res = outs.and_then(|outs| write_outputs(&opts.output, &outs).map(|()| outs));
         match res {
             Ok(outs) => rules.push(DepRule {
                 outputs: outs.iter().map(|(n, _)| opts.output.join(n)).collect(),
@@ -193,6 +196,38 @@ pub fn compile_files(
     } else {
         Err(errors)
     }
+}
+
+/// Generates every file, on up to one thread per core, results in input order.
+fn generate_all(files: &[PathBuf], opts: &CompileOptions) -> Vec<Result<Outputs>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(files.len());
+    if workers <= 1 {
+        return files.iter().map(|f| generate(f, opts)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Result<Outputs>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        done.push((i, generate(f, opts)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Where to write a depfile, and the executable every rule depends on.
