@@ -172,20 +172,37 @@ pub fn compile_files(
     opts: &CompileOptions,
     depfile: Option<&Depfile>,
 ) -> std::result::Result<(), Vec<Error>> {
+    // Files are independent: generate them on every core, and write them on
+    // every core too, except inputs whose outputs share a name: those are
+    // written one after another in input order afterwards, so the last one
+    // given wins on every run.
+    let generated = parallel_map(files, |f| generate(f, opts));
+    let mut writers: std::collections::HashMap<&str, usize> = Default::default();
+    for outs in generated.iter().flatten() {
+        for (name, _) in outs {
+            *writers.entry(name.as_str()).or_default() += 1;
+        }
+    }
+    let clashes = |outs: &Outputs| outs.iter().any(|(n, _)| writers[n.as_str()] > 1);
+    let write = |g: &Result<Outputs>| match g {
+        Ok(outs) => write_outputs(&opts.output, outs),
+        Err(e) => Err(e.clone()),
+    };
+    let written = parallel_map(&generated, |g| match g {
+        Ok(outs) if clashes(outs) => None,
+        g => Some(write(g)),
+    });
     let mut errors = Vec::new();
     let mut rules = Vec::new();
-    // Files are independent: generate them on every core, then write the
-    // outputs one file after another in the order given, so that two inputs
-    // naming the same output end the same way on every run.
-    let generated = generate_all(files, opts);
-    for (f, outs) in files.iter().zip(generated) {
-        let res = outs.and_then(|outs| write_outputs(&opts.output, &outs).map(|()| outs));
-        match res {
-            Ok(outs) => rules.push(DepRule {
+    for ((f, g), w) in files.iter().zip(&generated).zip(written) {
+        // Clashing inputs are written here, one after another in input order.
+        match (w.unwrap_or_else(|| write(g)), g) {
+            (Ok(()), Ok(outs)) => rules.push(DepRule {
                 outputs: outs.iter().map(|(n, _)| opts.output.join(n)).collect(),
                 input: f.clone(),
             }),
-            Err(e) => errors.push(e),
+            (Err(e), _) => errors.push(e),
+            (Ok(()), Err(e)) => errors.push(e.clone()),
         }
     }
     if let Some(Err(e)) = depfile.map(|d| write_file(&d.path, &d.render(&rules))) {
@@ -198,24 +215,24 @@ pub fn compile_files(
     }
 }
 
-/// Generates every file, on up to one thread per core, results in input order.
-fn generate_all(files: &[PathBuf], opts: &CompileOptions) -> Vec<Result<Outputs>> {
+/// `f` applied to every item on up to one thread per core; results in item order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .min(files.len());
+        .min(items.len());
     if workers <= 1 {
-        return files.iter().map(|f| generate(f, opts)).collect();
+        return items.iter().map(f).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<(usize, Result<Outputs>)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(f) = files.get(i) else { break };
-                        done.push((i, generate(f, opts)));
+                        let Some(item) = items.get(i) else { break };
+                        done.push((i, f(item)));
                     }
                     done
                 })

@@ -426,4 +426,18 @@ fn many_files_in_one_run_match_single_runs_and_report_errors_in_order() {
             .expect("second error reported"),
     );
     assert!(p1 < p2, "errors out of order:\n{err}");
+    // Two inputs with one SDFG name: the one given last wins, on every run.
+    let v2 = repo().join("fixtures/corpus/jacobi_1d/program.v2.sdfg");
+    let (both, last) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for _ in 0..3 {
+        let o = sdfgc(&[&files[0], &files[1], &v2, &"-o", &both.path()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = sdfgc(&[&v2, &"-o", &last.path()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let name = format!("{JACOBI}.cpp");
+        assert_eq!(
+            std::fs::read(both.path().join(&name)).unwrap(),
+            std::fs::read(last.path().join(&name)).unwrap()
+        );
+    }
 }
