@@ -176,7 +176,18 @@ pub fn compile_files(
     // every core too, except inputs whose outputs share a name: those are
     // written one after another in input order afterwards, so the last one
     // given wins on every run.
-    let generated = parallel_map(files, |f| generate(f, opts));
+    // Largest files first, so that no core is left with a big one at the end.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    let size = |k: &usize| std::fs::metadata(&files[*k]).map_or(0, |m| m.len());
+    order.sort_by_key(|k| std::cmp::Reverse(size(k)));
+    let mut slots: Vec<Option<Result<Outputs>>> = files.iter().map(|_| None).collect();
+    for (k, g) in order
+        .iter()
+        .zip(parallel_map(&order, |&k| generate(&files[k], opts)))
+    {
+        slots[*k] = Some(g);
+    }
+    let generated: Vec<Result<Outputs>> = slots.into_iter().flatten().collect();
     let mut writers: std::collections::HashMap<&str, usize> = Default::default();
     for outs in generated.iter().flatten() {
         for (name, _) in outs {
