@@ -172,22 +172,20 @@ pub fn compile_files(
     opts: &CompileOptions,
     depfile: Option<&Depfile>,
 ) -> std::result::Result<(), Vec<Error>> {
-    // Files are independent: generate them on every core, and write them on
-    // every core too, except inputs whose outputs share a name: those are
-    // written one after another in input order afterwards, so the last one
-    // given wins on every run.
-    // Largest files first, so that no core is left with a big one at the end.
+    // Files are independent: generate them on every core, largest first so that
+    // no core is left with a big one at the end; write them on every core too,
+    // except inputs whose outputs share a name: those are written one after
+    // another in input order afterwards, so the last one given wins on every run.
     let mut order: Vec<usize> = (0..files.len()).collect();
     let size = |k: &usize| std::fs::metadata(&files[*k]).map_or(0, |m| m.len());
     order.sort_by_key(|k| std::cmp::Reverse(size(k)));
-    let mut slots: Vec<Option<Result<Outputs>>> = files.iter().map(|_| None).collect();
-    for (k, g) in order
+    let mut by_size: Vec<(usize, Result<Outputs>)> = order
         .iter()
+        .copied()
         .zip(parallel_map(&order, |&k| generate(&files[k], opts)))
-    {
-        slots[*k] = Some(g);
-    }
-    let generated: Vec<Result<Outputs>> = slots.into_iter().flatten().collect();
+        .collect();
+    by_size.sort_by_key(|(k, _)| *k);
+    let generated: Vec<Result<Outputs>> = by_size.into_iter().map(|(_, g)| g).collect();
     let mut writers: std::collections::HashMap<&str, usize> = Default::default();
     for outs in generated.iter().flatten() {
         for (name, _) in outs {
@@ -195,25 +193,27 @@ pub fn compile_files(
         }
     }
     let clashes = |outs: &Outputs| outs.iter().any(|(n, _)| writers[n.as_str()] > 1);
-    let write = |g: &Result<Outputs>| match g {
-        Ok(outs) => write_outputs(&opts.output, outs),
-        Err(e) => Err(e.clone()),
-    };
     let written = parallel_map(&generated, |g| match g {
-        Ok(outs) if clashes(outs) => None,
-        g => Some(write(g)),
+        Ok(outs) if !clashes(outs) => Some(write_outputs(&opts.output, outs)),
+        _ => None,
     });
     let mut errors = Vec::new();
     let mut rules = Vec::new();
     for ((f, g), w) in files.iter().zip(&generated).zip(written) {
+        let outs = match g {
+            Ok(outs) => outs,
+            Err(e) => {
+                errors.push(e.clone());
+                continue;
+            }
+        };
         // Clashing inputs are written here, one after another in input order.
-        match (w.unwrap_or_else(|| write(g)), g) {
-            (Ok(()), Ok(outs)) => rules.push(DepRule {
+        match w.unwrap_or_else(|| write_outputs(&opts.output, outs)) {
+            Ok(()) => rules.push(DepRule {
                 outputs: outs.iter().map(|(n, _)| opts.output.join(n)).collect(),
                 input: f.clone(),
             }),
-            (Err(e), _) => errors.push(e),
-            (Ok(()), Err(e)) => errors.push(e.clone()),
+            Err(e) => errors.push(e),
         }
     }
     if let Some(Err(e)) = depfile.map(|d| write_file(&d.path, &d.render(&rules))) {

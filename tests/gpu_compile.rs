@@ -9,7 +9,7 @@ use std::process::Command;
 
 mod common;
 
-use common::corpus::{nvcc, run_parallel};
+use common::corpus::{assert_all_passed, nvcc, run_parallel};
 use common::harness::{DeviceDriver, RunOptions, build_case_driver};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -170,33 +170,11 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
                 output: work.to_path_buf(),
                 ..CompileOptions::new(*target)
             };
-            let outs = sdfgc::driver::generate(file, &opts).map_err(|e| e.to_string())?;
-            sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
-            let (name, _) = outs
-                .iter()
-                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
-                .ok_or("no GPU source")?;
-            build(
-                &work.join(name),
-                *target,
-                &work.join("lib.so"),
-                &nvcc,
-                &hipcc,
-            )
+            let (_, source) = generate_into(file, &opts)?;
+            build(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
         },
     );
-    println!(
-        "{} of {} GPU compiles passed",
-        tasks.len() - failures.len(),
-        tasks.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {} failed:\n{}",
-        failures.len(),
-        tasks.len(),
-        failures.join("\n")
-    );
+    assert_all_passed("GPU compiles", tasks.len(), &failures);
 }
 
 /// The real-GPU driver of the run harness (scripts/gpu-check.sh) builds with
@@ -226,6 +204,21 @@ fn the_real_device_driver_compiles_with_nvcc() {
     }
 }
 
+/// Generates `file` into `opts.output`; the outputs and the GPU source's path.
+fn generate_into(
+    file: &std::path::Path,
+    opts: &CompileOptions,
+) -> Result<(sdfgc::driver::Outputs, PathBuf), String> {
+    let outs = sdfgc::driver::generate(file, opts).map_err(|e| e.to_string())?;
+    sdfgc::driver::write_outputs(&opts.output, &outs).map_err(|e| e.to_string())?;
+    let (name, _) = outs
+        .iter()
+        .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+        .ok_or("no GPU source")?;
+    let source = opts.output.join(name);
+    Ok((outs, source))
+}
+
 /// The constant-array fixtures (fixtures/gpu) also compile with
 /// `--constant-memory` (`__constant__` arrays, `*MemcpyToSymbol` at init)
 /// for both toolchains.
@@ -248,23 +241,12 @@ fn constant_array_fixtures_compile_with_constant_memory() {
                 output: work.to_path_buf(),
                 ..CompileOptions::new(*target)
             };
-            let outs = sdfgc::driver::generate(file, &opts).map_err(|e| e.to_string())?;
-            sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
-            let (name, _) = outs
-                .iter()
-                .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
-                .ok_or("no GPU source")?;
+            let (outs, source) = generate_into(file, &opts)?;
             if !outs.iter().any(|(_, t)| t.contains("__constant__ ")) {
                 return Err("no __constant__ array".into());
             }
-            build(
-                &work.join(name),
-                *target,
-                &work.join("lib.so"),
-                &nvcc,
-                &hipcc,
-            )
+            build(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
         },
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_all_passed("--constant-memory compiles", tasks.len(), &failures);
 }

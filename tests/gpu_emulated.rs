@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::corpus::{case_files, run_parallel};
+use common::corpus::{assert_all_passed, case_files, run_parallel};
 use common::harness::{DeviceDriver, RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -213,18 +213,7 @@ fn every_gpu_case_runs_on_the_emulated_runtime_in_every_mode() {
             run_one(dir, variant, *target, *mode, false, false, work)
         },
     );
-    println!(
-        "{} of {} emulated GPU runs passed",
-        tasks.len() - failures.len(),
-        tasks.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {} runs failed:\n{}",
-        failures.len(),
-        tasks.len(),
-        failures.join("\n\n")
-    );
+    assert_all_passed("emulated GPU runs", tasks.len(), &failures);
 }
 
 /// The emulator's barriers: a block's threads meet at `__syncthreads()`
@@ -329,13 +318,7 @@ fn constant_array_cases_run_with_constant_memory_in_every_mode() {
             run_one(dir, variant, *target, *mode, true, false, work)
         },
     );
-    assert!(
-        failures.is_empty(),
-        "{} of {} runs failed:\n{}",
-        failures.len(),
-        tasks.len(),
-        failures.join("\n\n")
-    );
+    assert_all_passed("runs", tasks.len(), &failures);
 }
 
 /// The harness's real-GPU driver (what scripts/gpu-check.sh runs on a GPU:
@@ -381,11 +364,5 @@ fn the_real_device_driver_runs_on_the_emulated_runtime() {
         },
         |(dir, variant, mode), work| run_one(dir, variant, Target::Cuda, *mode, false, true, work),
     );
-    assert!(
-        failures.is_empty(),
-        "{} of {} runs failed:\n{}",
-        failures.len(),
-        tasks.len(),
-        failures.join("\n\n")
-    );
+    assert_all_passed("runs", tasks.len(), &failures);
 }

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::corpus::{cpu_variants, run_parallel};
+use common::corpus::{assert_all_passed, cpu_variants, run_parallel};
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Layout, Mode, Target};
 
@@ -120,16 +120,5 @@ fn every_cpu_case_passes_in_every_mode() {
         },
         |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
     );
-    println!(
-        "{} of {} runs passed",
-        tasks.len() - failures.len(),
-        tasks.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {} runs failed:\n{}",
-        failures.len(),
-        tasks.len(),
-        failures.join("\n\n")
-    );
+    assert_all_passed("runs", tasks.len(), &failures);
 }

@@ -49,6 +49,17 @@ pub fn cpu_variants() -> Vec<(PathBuf, String)> {
     })
 }
 
+/// Prints how many of `total` runs passed and fails with every failure's text.
+pub fn assert_all_passed(what: &str, total: usize, failures: &[String]) {
+    println!("{} of {total} {what} passed", total - failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {total} {what} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
 /// Runs `run(task, scratch dir)` for every task on all cores; returns the
 /// failures as `"<label>: <error>"`, sorted. Each task gets a fresh scratch
 /// directory, removed afterwards.
