@@ -4,6 +4,7 @@ pub mod json;
 pub mod python;
 pub mod tree;
 pub mod tree_de;
+mod tree_parse;
 
 use std::path::Path;
 

@@ -46,7 +46,7 @@ const SMALL_OBJECT: usize = 16;
 impl<'a> Object<'a> {
     /// Builds an object from entries in document order, resolving repeated
     /// keys as serde_json's ordered map does.
-    fn from_entries(mut entries: Vec<(Cow<'a, str>, Json<'a>)>) -> Object<'a> {
+    pub(crate) fn from_entries(mut entries: Vec<(Cow<'a, str>, Json<'a>)>) -> Object<'a> {
         let repeated = if entries.len() <= SMALL_OBJECT {
             (1..entries.len()).any(|i| entries[..i].iter().any(|(k, _)| *k == entries[i].0))
         } else {
@@ -100,18 +100,30 @@ impl<'a> Object<'a> {
 }
 
 impl<'a> Json<'a> {
-    /// Parses a document; errors are serde_json's.
+    /// Parses a document; errors are serde_json's. Well-formed documents
+    /// take the direct parser ([`super::tree_parse`]); anything it leaves
+    /// is parsed again through serde_json.
     pub fn parse(text: &'a str) -> serde_json::Result<Json<'a>> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let mut bufs = Bufs {
-            items: Vec::new(),
-            entries: Vec::new(),
-        };
-        let value = de::DeserializeSeed::deserialize(TreeSeed { bufs: &mut bufs }, &mut de)?;
-        de.end()?;
-        Ok(value)
+        match super::tree_parse::parse(text) {
+            Some(v) => Ok(v),
+            None => parse_with_serde_json(text),
+        }
     }
+}
 
+/// Parses a document through serde_json's deserializer.
+pub(crate) fn parse_with_serde_json(text: &str) -> serde_json::Result<Json<'_>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut bufs = Bufs {
+        items: Vec::new(),
+        entries: Vec::new(),
+    };
+    let value = de::DeserializeSeed::deserialize(TreeSeed { bufs: &mut bufs }, &mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+impl<'a> Json<'a> {
     /// The member `key` of an object; `None` for a missing key or a non-object.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {

@@ -31,9 +31,9 @@
 //! disjoint from it is used strictly before or strictly after it in every
 //! execution.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use petgraph::algo::dominators;
+use petgraph::algo::dominators::{self, Dominators};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::ir::simplify::simplify;
@@ -108,35 +108,40 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
     };
     w.region(sdfg, &sdfg.body);
     let loops = std::mem::take(&mut w.loops);
+    let index = LoopIndex::new(&loops);
+    let states = SpanSet::new(std::mem::take(&mut w.states));
     let mut ranges = std::mem::take(&mut w.ranges);
     let contains =
         |outer: &Live, inner: &Live| inner.start >= outer.start && inner.end <= outer.end;
+    let mut viewed = vec![false; ranges.len()];
+    for &(v, _) in &w.views {
+        viewed[v] = true;
+    }
     // Containers used in one state only, fully written there before any read.
-    let state_local: BTreeSet<(u32, String)> = ranges
-        .iter()
-        .filter(|(key, live)| {
-            w.states.iter().any(|s| contains(s, live))
-                && w.uses
-                    .get(*key)
-                    .and_then(|u| u.range(live.start..=live.end).next())
+    let state_local: Vec<bool> = (0..ranges.len())
+        .map(|c| {
+            let live = ranges[c];
+            states.any_contains(&live)
+                && !viewed[c]
+                && w.uses[c]
+                    .range(live.start..=live.end)
+                    .next()
                     .is_some_and(|(_, u)| u.kill && !u.read)
         })
-        .map(|(key, _)| key.clone())
-        .filter(|key| !w.views.iter().any(|(viewed, _)| viewed == key))
         .collect();
     // Loops whose every iteration kills the container before reading it: the
     // container is dead at their entry and exit, so no loop around them carries it either.
-    let killed: std::collections::BTreeMap<(u32, String), Vec<Live>> = ranges
-        .iter()
-        .map(|(key, live)| {
-            let spans = loops
-                .iter()
-                .filter(|l| {
-                    contains(&l.span, live) && l.killed_each_iteration(w.uses.get(key), *live)
+    let killed: Vec<Vec<Live>> = (0..ranges.len())
+        .map(|c| {
+            let live = ranges[c];
+            index
+                .containing(live.start)
+                .filter(|&l| {
+                    contains(&loops[l].span, &live)
+                        && loops[l].killed_each_iteration(&w.uses[c], live)
                 })
-                .map(|l| l.span)
-                .collect();
-            (key.clone(), spans)
+                .map(|l| loops[l].span)
+                .collect()
         })
         .collect();
     // Extend ranges over loops until nothing changes (extending may reach outer loops).
@@ -144,49 +149,150 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
     while changed {
         changed = false;
         // A viewed container is live wherever a view of it is.
-        for (viewed, view) in &w.views {
-            let Some(v) = ranges.get(view).copied() else {
-                continue;
-            };
-            if let Some(x) = ranges.get_mut(viewed)
-                && (v.start < x.start || v.end > x.end)
-            {
+        for &(viewed, view) in &w.views {
+            let (v, x) = (ranges[view], &mut ranges[viewed]);
+            if v.start < x.start || v.end > x.end {
                 x.cover(v.start);
                 x.cover(v.end);
                 changed = true;
             }
         }
-        for (key, live) in ranges.iter_mut() {
-            if state_local.contains(key) {
+        for (c, live) in ranges.iter_mut().enumerate() {
+            if state_local[c] {
                 continue;
             }
-            for l in &loops {
-                let covers = live.start <= l.span.start && live.end >= l.span.end;
-                if !live.overlaps(&l.span) || covers {
-                    continue;
+            // A loop that overlaps the range without lying inside it holds
+            // one of its ends, so only the loops around the two ends matter.
+            let mut grown = true;
+            while grown {
+                grown = false;
+                let around: Vec<usize> = index
+                    .containing(live.start)
+                    .chain(index.containing(live.end))
+                    .collect();
+                for l in around.into_iter().map(|l| loops[l].span) {
+                    let covers = live.start <= l.start && live.end >= l.end;
+                    if !live.overlaps(&l) || covers {
+                        continue;
+                    }
+                    let dead_around = killed[c]
+                        .iter()
+                        .any(|k| contains(k, live) && contains(&l, k));
+                    if dead_around {
+                        continue;
+                    }
+                    live.cover(l.start);
+                    live.cover(l.end);
+                    grown = true;
+                    changed = true;
                 }
-                let dead_around = killed[key]
-                    .iter()
-                    .any(|k| contains(k, live) && contains(&l.span, k));
-                if dead_around {
-                    continue;
-                }
-                live.cover(l.span.start);
-                live.cover(l.span.end);
-                changed = true;
             }
         }
     }
     // In-place pairs whose ranges touch exactly at their map.
+    let range_of = |sdfg: u32, name: &str| w.ids.get(&(sdfg, name)).map(|&c| ranges[c]);
     let in_place = std::mem::take(&mut w.in_place)
         .into_iter()
         .filter(|ip| {
-            let r = ranges.get(&(ip.sdfg, ip.read.clone()));
-            let x = ranges.get(&(ip.sdfg, ip.written.clone()));
+            let r = range_of(ip.sdfg, &ip.read);
+            let x = range_of(ip.sdfg, &ip.written);
             matches!((r, x), (Some(r), Some(x)) if r.end == ip.at && x.start == ip.at && r.start < ip.at)
         })
         .collect();
+    let ranges = w
+        .keys
+        .iter()
+        .zip(ranges)
+        .map(|(&(sdfg, name), live)| ((sdfg, name.to_string()), live))
+        .collect();
     Liveness { ranges, in_place }
+}
+
+/// Spans (of states) answering "does any of them contain this range?" in
+/// logarithmic time, whatever their nesting.
+struct SpanSet {
+    /// Spans sorted by start.
+    spans: Vec<Live>,
+    /// `max_end[i]`: the largest end among `spans[..=i]`.
+    max_end: Vec<u32>,
+}
+
+impl SpanSet {
+    fn new(mut spans: Vec<Live>) -> Self {
+        spans.sort_by_key(|s| s.start);
+        let max_end = spans
+            .iter()
+            .scan(0, |m, s| {
+                *m = (*m).max(s.end);
+                Some(*m)
+            })
+            .collect();
+        SpanSet { spans, max_end }
+    }
+
+    /// True if some span contains all of `live`.
+    fn any_contains(&self, live: &Live) -> bool {
+        let n = self.spans.partition_point(|s| s.start <= live.start);
+        n > 0 && self.max_end[n - 1] >= live.end
+    }
+}
+
+/// The loops containing a position. Loop spans normally nest (two loops are
+/// disjoint or one holds the other): the loops around a position are then
+/// the innermost one and its parents, found by a binary search and a walk
+/// up the nesting. Spans that cross each other fall back to a scan.
+struct LoopIndex {
+    /// Loop indices sorted by (start, longest first).
+    by_start: Vec<usize>,
+    /// Starts, in `by_start` order.
+    starts: Vec<u32>,
+    /// Spans, indexed like the loops.
+    spans: Vec<Live>,
+    /// The smallest loop holding each loop (an index into the loops).
+    parent: Vec<Option<usize>>,
+    /// Every two spans are nested or disjoint.
+    laminar: bool,
+}
+
+impl LoopIndex {
+    fn new(loops: &[Loop]) -> Self {
+        let spans: Vec<Live> = loops.iter().map(|l| l.span).collect();
+        let mut by_start: Vec<usize> = (0..loops.len()).collect();
+        by_start.sort_by_key(|&i| (spans[i].start, std::cmp::Reverse(spans[i].end), i));
+        let mut parent = vec![None; loops.len()];
+        let mut laminar = true;
+        let mut stack: Vec<usize> = Vec::new();
+        for &i in &by_start {
+            while stack.last().is_some_and(|&t| spans[t].end < spans[i].start) {
+                stack.pop();
+            }
+            if let Some(&t) = stack.last() {
+                laminar &= spans[i].end <= spans[t].end;
+                parent[i] = Some(t);
+            }
+            stack.push(i);
+        }
+        let starts = by_start.iter().map(|&i| spans[i].start).collect();
+        LoopIndex {
+            by_start,
+            starts,
+            spans,
+            parent,
+            laminar,
+        }
+    }
+
+    /// Indices of the loops whose span contains position `p`.
+    fn containing(&self, p: u32) -> Box<dyn Iterator<Item = usize> + '_> {
+        let holds = move |&i: &usize| self.spans[i].start <= p && p <= self.spans[i].end;
+        if !self.laminar {
+            return Box::new((0..self.spans.len()).filter(holds));
+        }
+        let n = self.starts.partition_point(|&s| s <= p);
+        let last = n.checked_sub(1).map(|k| self.by_start[k]);
+        let chain = std::iter::successors(last, |&i| self.parent[i]);
+        Box::new(chain.skip_while(move |i| !holds(i)))
+    }
 }
 
 /// How a container is used at one position.
@@ -202,61 +308,88 @@ struct Use {
 #[derive(Debug)]
 struct Loop {
     span: Live,
-    /// Spans of the loop's blocks (in the region whose graph has the loop).
+    /// Spans of the loop's blocks (in the region whose graph has the loop),
+    /// sorted by position.
     blocks: Vec<(BlockId, Live, bool)>,
     /// Loop entry (body start or header).
     entry: BlockId,
     /// Edges among the loop's blocks (back edges to the entry removed).
     edges: Vec<(BlockId, BlockId)>,
+    /// Dominators of the loop's body graph, computed on first use.
+    dominators: std::cell::OnceCell<Option<Dominators<NodeIndex>>>,
 }
 
 impl Loop {
-    fn block_at(&self, p: u32) -> Option<(BlockId, bool)> {
-        self.blocks
-            .iter()
-            .find(|(_, l, _)| l.start <= p && p <= l.end)
-            .map(|(b, _, is_state)| (*b, *is_state))
+    fn new(
+        span: Live,
+        mut blocks: Vec<(BlockId, Live, bool)>,
+        entry: BlockId,
+        edges: Vec<(BlockId, BlockId)>,
+    ) -> Self {
+        blocks.sort_by_key(|(_, l, _)| l.start);
+        Loop {
+            span,
+            blocks,
+            entry,
+            edges,
+            dominators: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The block (its index in `blocks`) whose span holds position `p`.
+    fn block_at(&self, p: u32) -> Option<usize> {
+        let n = self.blocks.partition_point(|(_, l, _)| l.start <= p);
+        let i = n.checked_sub(1)?;
+        (self.blocks[i].1.end >= p).then_some(i)
+    }
+
+    /// Dominators of the body graph, whose node `i` is `blocks[i]`.
+    fn dominators(&self) -> Option<&Dominators<NodeIndex>> {
+        self.dominators
+            .get_or_init(|| {
+                let ids: BTreeMap<BlockId, NodeIndex> = self
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (b, _, _))| (*b, NodeIndex::new(i)))
+                    .collect();
+                let mut g: DiGraph<(), ()> = DiGraph::new();
+                for _ in &self.blocks {
+                    g.add_node(());
+                }
+                for (a, b) in &self.edges {
+                    if let (Some(&x), Some(&y)) = (ids.get(a), ids.get(b))
+                        && *b != self.entry
+                    {
+                        g.add_edge(x, y, ());
+                    }
+                }
+                let root = *ids.get(&self.entry)?;
+                Some(dominators::simple_fast(&g, root))
+            })
+            .as_ref()
     }
 
     /// True if every iteration fully overwrites the container before any read.
-    fn killed_each_iteration(&self, uses: Option<&BTreeMap<u32, Use>>, live: Live) -> bool {
-        let Some(uses) = uses else { return false };
+    fn killed_each_iteration(&self, uses: &BTreeMap<u32, Use>, live: Live) -> bool {
         let Some((&first, u)) = uses.range(live.start..=live.end).next() else {
             return false;
         };
         if !u.kill || u.read {
             return false;
         }
-        let Some((kill_block, true)) = self.block_at(first) else {
+        let Some(kill) = self.block_at(first).filter(|&i| self.blocks[i].2) else {
             return false;
         };
         // The kill's block must dominate every block of the loop that uses the container.
-        let ids: BTreeMap<BlockId, NodeIndex> = self
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(i, (b, _, _))| (*b, NodeIndex::new(i)))
-            .collect();
-        let mut g: DiGraph<(), ()> = DiGraph::new();
-        for _ in &self.blocks {
-            g.add_node(());
-        }
-        for (a, b) in &self.edges {
-            if let (Some(&x), Some(&y)) = (ids.get(a), ids.get(b))
-                && *b != self.entry
-            {
-                g.add_edge(x, y, ());
-            }
-        }
-        let Some(&root) = ids.get(&self.entry) else {
+        let Some(dom) = self.dominators() else {
             return false;
         };
-        let dom = dominators::simple_fast(&g, root);
-        let kill = ids[&kill_block];
+        let kill = NodeIndex::new(kill);
         uses.range(live.start..=live.end)
             .all(|(&p, _)| match self.block_at(p) {
-                Some((b, _)) => {
-                    let n = ids[&b];
+                Some(b) => {
+                    let n = NodeIndex::new(b);
                     n == kill || dom.dominators(n).is_some_and(|mut d| d.any(|x| x == kill))
                 }
                 None => false,
@@ -264,11 +397,20 @@ impl Loop {
     }
 }
 
+/// Walks the SDFG tree in program order, numbering positions and recording
+/// where each container is used. Containers are numbered densely in the
+/// order they are first met.
 #[derive(Default)]
-struct Walker {
+struct Walker<'s> {
     next: u32,
-    ranges: LiveRanges,
-    uses: BTreeMap<(u32, String), BTreeMap<u32, Use>>,
+    /// Number of every container met so far, by (SDFG id, name).
+    ids: HashMap<(u32, &'s str), usize>,
+    /// (SDFG id, name) of every container, by number.
+    keys: Vec<(u32, &'s str)>,
+    /// Live range of every container, by number.
+    ranges: Vec<Live>,
+    /// Uses of every container by position, by number.
+    uses: Vec<BTreeMap<u32, Use>>,
     loops: Vec<Loop>,
     /// Span of every state.
     states: Vec<Live>,
@@ -276,38 +418,42 @@ struct Walker {
     in_place: Vec<InPlace>,
     /// Kernels of one state may run concurrently.
     concurrent: bool,
-    /// Positions where each container is used in the state being walked.
-    touched: BTreeMap<(u32, String), BTreeSet<u32>>,
+    /// Positions where each container is used in the state being walked
+    /// (kept only when kernels may run concurrently).
+    touched: BTreeMap<usize, BTreeSet<u32>>,
     /// (viewed container, view) for every view node next to an access node.
-    views: BTreeSet<((u32, String), (u32, String))>,
+    views: BTreeSet<(usize, usize)>,
 }
 
-impl Walker {
-    fn mark(&mut self, sdfg: u32, name: &str, p: u32, read: bool, kill: bool) {
-        self.use_at(sdfg, name, p);
-        let u = self
-            .uses
-            .entry((sdfg, name.to_string()))
-            .or_default()
-            .entry(p)
-            .or_default();
+impl<'s> Walker<'s> {
+    /// The number of a container, numbering it at first sight.
+    fn id(&mut self, sdfg: u32, name: &'s str, p: u32) -> usize {
+        *self.ids.entry((sdfg, name)).or_insert_with(|| {
+            self.keys.push((sdfg, name));
+            self.ranges.push(Live { start: p, end: p });
+            self.uses.push(BTreeMap::new());
+            self.keys.len() - 1
+        })
+    }
+
+    fn mark(&mut self, sdfg: u32, name: &'s str, p: u32, read: bool, kill: bool) {
+        let c = self.use_at(sdfg, name, p);
+        let u = self.uses[c].entry(p).or_default();
         u.read |= read;
         u.kill |= kill;
     }
 
-    fn use_at(&mut self, sdfg: u32, name: &str, p: u32) {
-        self.touched
-            .entry((sdfg, name.to_string()))
-            .or_default()
-            .insert(p);
-        self.ranges
-            .entry((sdfg, name.to_string()))
-            .and_modify(|l| l.cover(p))
-            .or_insert(Live { start: p, end: p });
+    fn use_at(&mut self, sdfg: u32, name: &'s str, p: u32) -> usize {
+        let c = self.id(sdfg, name, p);
+        if self.concurrent {
+            self.touched.entry(c).or_default().insert(p);
+        }
+        self.ranges[c].cover(p);
+        c
     }
 
     /// Marks every container of a nested SDFG (recursively) as used at `p`.
-    fn whole_sdfg_at(&mut self, sdfg: &Sdfg, p: u32) {
+    fn whole_sdfg_at(&mut self, sdfg: &'s Sdfg, p: u32) {
         for (name, d) in &sdfg.arrays {
             // A nested SDFG's transients are fresh in every call.
             self.mark(sdfg.id, name, p, !d.transient, d.transient);
@@ -319,27 +465,32 @@ impl Walker {
         }
     }
 
-    fn region(&mut self, sdfg: &Sdfg, r: &Region) {
+    fn region(&mut self, sdfg: &'s Sdfg, r: &'s Region) {
         let begin = self.next;
         let Some(start) = r.start else { return };
         let order = r.program_order(start);
+        let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
+        for (i, e) in r.edges.iter().enumerate() {
+            out_edges[e.src.index()].push(i);
+        }
         let mut span: BTreeMap<BlockId, Live> = BTreeMap::new();
         for b in &order {
             let first = self.next;
             self.block(sdfg, &r.blocks[b.index()]);
             let last = self.next.saturating_sub(1).max(first);
             // Interstate edges out of the block read containers at its end.
-            for e in r.edges.iter().filter(|e| e.src == *b) {
-                let mut names = BTreeSet::new();
-                e.condition.visit_names(&mut |n| {
-                    names.insert(n.to_string());
-                });
+            for e in out_edges[b.index()].iter().map(|&i| &r.edges[i]) {
+                let mut names: BTreeSet<&'s str> = BTreeSet::new();
+                let mut add = |n: &str| {
+                    if let Some((k, _)) = sdfg.arrays.get_key_value(n) {
+                        names.insert(k.as_str());
+                    }
+                };
+                e.condition.visit_names(&mut add);
                 for (_, v) in &e.assignments {
-                    v.visit_names(&mut |n| {
-                        names.insert(n.to_string());
-                    });
+                    v.visit_names(&mut add);
                 }
-                for n in names.iter().filter(|n| sdfg.arrays.contains_key(*n)) {
+                for n in names {
                     self.mark(sdfg.id, n, last, true, false);
                 }
             }
@@ -373,38 +524,36 @@ impl Walker {
                     l.cover(s.end);
                 }
             }
-            self.loops.push(Loop {
-                span: l,
-                blocks: body
-                    .iter()
+            self.loops.push(Loop::new(
+                l,
+                body.iter()
                     .filter_map(|b| span.get(b).map(|s| (*b, *s, is_state(b))))
                     .collect(),
-                entry: e.dst,
-                edges: r
-                    .edges
+                e.dst,
+                r.edges
                     .iter()
                     .filter(|x| body.contains(&x.src) && body.contains(&x.dst))
                     .map(|x| (x.src, x.dst))
                     .collect(),
-            });
+            ));
         }
         if let RegionKind::Loop(_) = r.kind {
-            self.loops.push(Loop {
-                span: Live {
+            self.loops.push(Loop::new(
+                Live {
                     start: begin,
                     end: self.next.saturating_sub(1).max(begin),
                 },
-                blocks: order
+                order
                     .iter()
                     .filter_map(|b| span.get(b).map(|s| (*b, *s, is_state(b))))
                     .collect(),
-                entry: start,
-                edges: r.edges.iter().map(|x| (x.src, x.dst)).collect(),
-            });
+                start,
+                r.edges.iter().map(|x| (x.src, x.dst)).collect(),
+            ));
         }
     }
 
-    fn block(&mut self, sdfg: &Sdfg, b: &Block) {
+    fn block(&mut self, sdfg: &'s Sdfg, b: &'s Block) {
         match &b.kind {
             BlockKind::State(st) => self.state(sdfg, st),
             BlockKind::Region(r) => self.region(sdfg, r),
@@ -417,7 +566,7 @@ impl Walker {
         }
     }
 
-    fn state(&mut self, sdfg: &Sdfg, st: &State) {
+    fn state(&mut self, sdfg: &'s Sdfg, st: &'s State) {
         // Position of each top-level node, in a topological order.
         let order = st.topological_order().unwrap_or_default();
         let mut pos = vec![0u32; st.nodes.len()];
@@ -457,7 +606,9 @@ impl Walker {
         for (i, n) in st.nodes.iter().enumerate() {
             let here = pos[top(NodeId(i as u32)).index()];
             match &n.kind {
-                NodeKind::Access(a) => self.use_at(sdfg.id, &a.data, here),
+                NodeKind::Access(a) => {
+                    self.use_at(sdfg.id, &a.data, here);
+                }
                 NodeKind::Nested(ns) => self.whole_sdfg_at(&ns.sdfg, here),
                 _ => {}
             }
@@ -472,8 +623,9 @@ impl Walker {
                     |n: &str| sdfg.arrays.get(n).is_some_and(|d| d.kind == DataKind::View);
                 for (view, viewed) in [(&a.data, &b.data), (&b.data, &a.data)] {
                     if is_view(view) && view != viewed {
-                        self.views
-                            .insert(((sdfg.id, viewed.clone()), (sdfg.id, view.clone())));
+                        let p = pos[top(e.src).index()];
+                        let pair = (self.id(sdfg.id, viewed, p), self.id(sdfg.id, view, p));
+                        self.views.insert(pair);
                     }
                 }
             }
@@ -538,7 +690,7 @@ impl Walker {
             }
         }
         let touched = std::mem::take(&mut self.touched);
-        for ((sdfg, name), at) in touched {
+        for (c, at) in touched {
             let uses: Vec<usize> = at
                 .iter()
                 .filter(|&&p| p >= base && ((p - base) as usize) < n)
@@ -552,7 +704,8 @@ impl Walker {
             let first = (0..n).find(|&i| !before_all(i));
             let last = (0..n).rev().find(|&i| !after_all(i));
             for p in first.into_iter().chain(last) {
-                self.use_at(sdfg, &name, base + p as u32);
+                let (sdfg, name) = self.keys[c];
+                self.use_at(sdfg, name, base + p as u32);
             }
         }
         self.touched.clear();
