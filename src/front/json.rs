@@ -1259,6 +1259,7 @@ impl Reader {
                     inputs: connectors(attrs, "in_connectors", &ap)?,
                     outputs: connectors(attrs, "out_connectors", &ap)?,
                     schedule: schedule(a.schedule.as_deref(), &ptr(&ap, "schedule"))?,
+                    used_symbols: Default::default(),
                 })
             }
             "LibraryNode" => NodeKind::Library(self.library(v, path)?),

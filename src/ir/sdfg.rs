@@ -366,6 +366,10 @@ pub struct NestedSdfg {
     pub outputs: IndexMap<String, ConnType>,
     /// Schedule.
     pub schedule: Schedule,
+    /// The symbols the inner SDFG uses, computed once by
+    /// [`crate::passes::abi::nested_symbol_args`] (the IR does not change
+    /// once the passes run).
+    pub used_symbols: std::cell::OnceCell<std::collections::BTreeSet<String>>,
 }
 
 /// Library nodes sdfgc knows.

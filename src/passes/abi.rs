@@ -332,9 +332,11 @@ impl Collector {
 }
 
 /// The symbol mapping entries a nested SDFG needs: those of the symbols its
-/// body uses (DaCe's `NestedSDFG.used_symbols(all_symbols=False)`).
+/// body uses (DaCe's `NestedSDFG.used_symbols(all_symbols=False)`). The
+/// used symbols are computed once per nested SDFG, so that a deep nest is
+/// walked once, not once per level.
 pub fn nested_symbol_args(ns: &NestedSdfg) -> Vec<(&String, &Expr)> {
-    let used = used_symbols(&ns.sdfg);
+    let used = ns.used_symbols.get_or_init(|| used_symbols(&ns.sdfg));
     ns.symbol_mapping
         .iter()
         .filter(|(k, _)| used.contains(*k))
