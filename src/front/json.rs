@@ -3,8 +3,8 @@
 //! are serde DTOs whose `Default`s are DaCe's defaults (DaCe omits every
 //! property that equals its default).
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indexmap::IndexMap;
@@ -38,7 +38,7 @@ pub fn load_str(text: &str) -> Result<Sdfg> {
         discard: DISCARD.load(Ordering::Relaxed),
     }
     .sdfg(&mut value, "");
-    EXPRS.with(|c| *c.borrow_mut() = HashMap::new());
+    EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
     sdfg
 }
 
@@ -46,7 +46,7 @@ thread_local! {
     /// The symbolic expressions parsed so far in the document being read:
     /// SDFGs repeat a few (`i`, `N`, `0`, `N - 1`) in every memlet and
     /// array, and a clone is cheaper than a parse. Emptied after each document.
-    static EXPRS: RefCell<HashMap<String, Expr>> = RefCell::new(HashMap::new());
+    static EXPRS: RefCell<HashMap<String, Expr>> = RefCell::new(HashMap::default());
 }
 
 /// A located JSON syntax error; serde_json's nesting limit (128 levels) is
@@ -571,7 +571,7 @@ fn id_index<'a>(items: &'a [Json<'a>], path: &str) -> Result<Ids<'static>> {
     {
         return Ok(Ids::Dense(items.len()));
     }
-    let mut ids = HashMap::with_capacity(items.len());
+    let mut ids = HashMap::with_capacity_and_hasher(items.len(), Default::default());
     for (i, item) in items.iter().enumerate() {
         match ids.entry(key(i, item).into_owned()) {
             std::collections::hash_map::Entry::Occupied(o) => {

@@ -43,12 +43,34 @@ pub struct Object<'a> {
 /// every pair; larger ones through a hash map.
 const SMALL_OBJECT: usize = 16;
 
+/// A 6-bit digest of a key (length, first and last byte): equal keys have
+/// equal fingerprints.
+fn fingerprint(k: &str) -> u32 {
+    let b = k.as_bytes();
+    let (first, last) = (b.first().copied(), b.last().copied());
+    let h = (b.len() as u32)
+        .wrapping_mul(0x9E37_79B9)
+        .wrapping_add(u32::from(first.unwrap_or(0)).wrapping_mul(0x85EB_CA6B))
+        .wrapping_add(u32::from(last.unwrap_or(0)).wrapping_mul(0xC2B2_AE35));
+    h >> 26
+}
+
 impl<'a> Object<'a> {
     /// Builds an object from entries in document order, resolving repeated
     /// keys as serde_json's ordered map does.
     pub(crate) fn from_entries(mut entries: Vec<(Cow<'a, str>, Json<'a>)>) -> Object<'a> {
         let repeated = if entries.len() <= SMALL_OBJECT {
-            (1..entries.len()).any(|i| entries[..i].iter().any(|(k, _)| *k == entries[i].0))
+            // Keys with distinct fingerprints differ; only a repeated
+            // fingerprint needs the pairwise comparison.
+            let mut seen = 0u64;
+            let clash = entries.iter().any(|(k, _)| {
+                let bit = 1u64 << fingerprint(k);
+                let again = seen & bit != 0;
+                seen |= bit;
+                again
+            });
+            clash
+                && (1..entries.len()).any(|i| entries[..i].iter().any(|(k, _)| *k == entries[i].0))
         } else {
             let mut seen = std::collections::HashSet::with_capacity(entries.len());
             !entries.iter().all(|(k, _)| seen.insert(k.as_ref()))

@@ -9,8 +9,17 @@
 //! [`Json::parse`] parses the text again with serde_json, whose error (or
 //! value) then stands. So every error message and position stays
 //! serde_json's.
+//!
+//! A large document is parsed by two threads: the second starts near the
+//! middle of the text and parses every complete list and object it finds
+//! from there on (see [`fragments`]); the first parses from the start and,
+//! wherever it is about to read a value at the offset where the second
+//! thread read one, takes that value instead of reading it again. A value
+//! read from a given offset is the same whoever reads it, so the tree is the
+//! one a single thread builds, whatever the second thread guessed.
 
 use std::borrow::Cow;
+use std::thread::ScopedJoinHandle;
 
 use super::tree::{Json, Object};
 
@@ -18,21 +27,116 @@ use super::tree::{Json, Object};
 /// limit (128) and error then apply.
 const MAX_DEPTH: usize = 100;
 
+/// Documents at least this long are parsed by two threads.
+const PARALLEL_BYTES: usize = 4 << 20;
+
 /// Parses a whole document, or `None` if serde_json must decide.
 pub(crate) fn parse(text: &str) -> Option<Json<'_>> {
-    let mut p = Parser {
-        text,
-        bytes: text.as_bytes(),
-        at: 0,
-        items: Vec::new(),
-        entries: Vec::new(),
-    };
-    let v = p.value(0)?;
-    p.skip_ws();
-    (p.at == p.bytes.len()).then_some(v)
+    let parallel = text.len() >= PARALLEL_BYTES
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    if !parallel {
+        return Parser::new(text).document();
+    }
+    parse_in_two(text, split_point(text))
 }
 
-struct Parser<'a> {
+/// Parses with a second thread that starts at byte `from`.
+fn parse_in_two(text: &str, from: usize) -> Option<Json<'_>> {
+    std::thread::scope(|s| {
+        let second = s.spawn(move || fragments(text, from));
+        let mut p = Parser::new(text);
+        p.split = Some(Split {
+            from,
+            second: Some(second),
+            found: Vec::new(),
+            next: 0,
+        });
+        p.document()
+    })
+}
+
+/// Where the second thread starts: the first `,` followed by `{` (a new
+/// element of a list of objects, such as a state's nodes) after the middle
+/// of the text. Any offset gives the same tree; a good one saves time.
+fn split_point(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut i = b.len() / 2;
+    while i < b.len() {
+        if b[i] == b',' {
+            let mut j = i + 1;
+            while j < b.len() && matches!(b[j], b' ' | b'\n' | b'\t' | b'\r') {
+                j += 1;
+            }
+            if b.get(j) == Some(&b'{') {
+                return j;
+            }
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// A list or object read by the second thread: its offsets, the deepest
+/// nesting inside it (1 for a flat list) and its value.
+struct Fragment<'a> {
+    start: usize,
+    end: usize,
+    depth: usize,
+    value: Json<'a>,
+}
+
+/// The second thread: from `from` to the end of the text, every list and
+/// object that starts outside any other it has read, in text order. It does
+/// not know what surrounds `from`, so it steps over keys, separators and
+/// closing brackets, and over anything it cannot read (it may have started
+/// inside a string).
+fn fragments(text: &str, from: usize) -> Vec<Fragment<'_>> {
+    let mut p = Parser::new(text);
+    p.at = from;
+    let mut found = Vec::new();
+    while let Some(c) = p.peek() {
+        let start = p.at;
+        match c {
+            b'{' | b'[' => {
+                p.deepest = 0;
+                match p.value(0) {
+                    Some(value) => found.push(Fragment {
+                        start,
+                        end: p.at,
+                        depth: p.deepest,
+                        value,
+                    }),
+                    None => {
+                        p.items.clear();
+                        p.entries.clear();
+                        p.at = start + 1;
+                    }
+                }
+            }
+            b'"' => {
+                if p.string().is_none() {
+                    p.at = start + 1;
+                }
+            }
+            _ => p.at += 1,
+        }
+    }
+    found
+}
+
+/// The first thread's view of the second one's work.
+struct Split<'s, 'a> {
+    /// Where the second thread started.
+    from: usize,
+    /// The second thread, until joined.
+    second: Option<ScopedJoinHandle<'s, Vec<Fragment<'a>>>>,
+    /// Its fragments, in text order, once joined (taken ones left as `null`).
+    found: Vec<Fragment<'a>>,
+    /// The first fragment not yet passed.
+    next: usize,
+}
+
+struct Parser<'s, 'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
@@ -40,9 +144,58 @@ struct Parser<'a> {
     items: Vec<Json<'a>>,
     /// Entries of the objects being read, innermost on top.
     entries: Vec<(Cow<'a, str>, Json<'a>)>,
+    /// The deepest list or object level reached.
+    deepest: usize,
+    /// The second thread's fragments, when two threads parse.
+    split: Option<Split<'s, 'a>>,
 }
 
-impl<'a> Parser<'a> {
+impl<'s, 'a> Parser<'s, 'a> {
+    fn new(text: &'a str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            items: Vec::new(),
+            entries: Vec::new(),
+            deepest: 0,
+            split: None,
+        }
+    }
+
+    /// The whole text as one value.
+    fn document(&mut self) -> Option<Json<'a>> {
+        let v = self.value(0)?;
+        self.skip_ws();
+        (self.at == self.bytes.len()).then_some(v)
+    }
+
+    /// The value the second thread read at the current offset, if any and
+    /// if it fits under [`MAX_DEPTH`] at `depth`.
+    fn prepared(&mut self, depth: usize) -> Option<Json<'a>> {
+        let split = self.split.as_mut()?;
+        if self.at < split.from {
+            return None;
+        }
+        if let Some(second) = split.second.take() {
+            split.found = second.join().unwrap_or_default();
+        }
+        while split
+            .found
+            .get(split.next)
+            .is_some_and(|f| f.start < self.at)
+        {
+            split.next += 1;
+        }
+        let f = split.found.get_mut(split.next)?;
+        if f.start != self.at || depth + f.depth > MAX_DEPTH {
+            return None;
+        }
+        split.next += 1;
+        self.at = f.end;
+        Some(std::mem::replace(&mut f.value, Json::Null))
+    }
+
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.bytes.get(self.at) {
             self.at += 1;
@@ -64,7 +217,14 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self, depth: usize) -> Option<Json<'a>> {
-        match self.peek()? {
+        let c = self.peek()?;
+        if self.split.is_some()
+            && matches!(c, b'{' | b'[')
+            && let Some(v) = self.prepared(depth)
+        {
+            return Some(v);
+        }
+        match c {
             b'"' => self.string().map(Json::String),
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
@@ -80,6 +240,7 @@ impl<'a> Parser<'a> {
         if depth > MAX_DEPTH {
             return None;
         }
+        self.deepest = self.deepest.max(depth);
         self.at += 1;
         let start = self.items.len();
         if self.peek()? == b']' {
@@ -104,6 +265,7 @@ impl<'a> Parser<'a> {
         if depth > MAX_DEPTH {
             return None;
         }
+        self.deepest = self.deepest.max(depth);
         self.at += 1;
         let start = self.entries.len();
         if self.peek()? == b'}' {
@@ -347,6 +509,38 @@ mod tests {
             let fast = parse(&text);
             assert!(fast.is_some(), "{} left to serde_json", f.display());
             assert!(fast == slow(&text).ok(), "{} differs", f.display());
+        }
+    }
+
+    /// Two threads give the tree one thread gives, wherever the second
+    /// starts (between tokens, inside strings, inside numbers).
+    #[test]
+    fn two_threads_build_the_same_tree() {
+        let mut texts: Vec<String> = Vec::new();
+        for rel in [
+            "fixtures/corpus/control_flow_regions/program.sdfg",
+            "fixtures/corpus/nested_program/program.v2.sdfg",
+            "fixtures/gt4py/vertical_integral_scans/gpu.sdfg",
+        ] {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+            texts.push(std::fs::read_to_string(p).unwrap());
+        }
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        texts.push(format!(
+            "[{}, {}, \"[{{,\", {{\"a\": {}}}]",
+            deep(MAX_DEPTH - 1),
+            deep(3),
+            deep(MAX_DEPTH - 2)
+        ));
+        texts.push(format!("[1, {}]", deep(MAX_DEPTH)));
+        for text in &texts {
+            let one = Parser::new(text).document();
+            let n = text.len();
+            let mut starts: Vec<usize> = (0..40).map(|k| k * n / 40).collect();
+            starts.extend([split_point(text), n]);
+            for from in starts {
+                assert!(parse_in_two(text, from) == one, "split at {from} of {n}");
+            }
         }
     }
 

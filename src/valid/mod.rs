@@ -1,7 +1,7 @@
 //! Validation of a loaded SDFG: everything the passes and writers rely on
 //! that the JSON reader alone does not guarantee. Each error is located.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use crate::diag::{Error, Result};
 use crate::ir::simplify::eval_int;
@@ -9,7 +9,7 @@ use crate::ir::*;
 
 /// Validates `sdfg` and every nested SDFG.
 pub fn validate(sdfg: &Sdfg) -> Result<()> {
-    validate_sdfg(sdfg, &HashSet::new())
+    validate_sdfg(sdfg, &HashSet::default())
 }
 
 /// Validates one SDFG; `mapped` holds the symbols a nested SDFG node maps
@@ -17,8 +17,9 @@ pub fn validate(sdfg: &Sdfg) -> Result<()> {
 fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
     // Names a symbolic expression may refer to inside this SDFG (borrowed
     // from the IR: nothing is copied).
-    let mut names: HashSet<&str> = HashSet::with_capacity(
+    let mut names: HashSet<&str> = HashSet::with_capacity_and_hasher(
         mapped.len() + sdfg.symbols.len() + sdfg.arrays.len() + sdfg.constants.len(),
+        Default::default(),
     );
     names.extend(mapped.iter().copied());
     names.extend(sdfg.symbols.keys().map(String::as_str));

@@ -1,7 +1,9 @@
 //! Writes the body of one SDFG function: control flow (regions, loops,
 //! conditionals, interstate edges) and the hoisted declarations.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::back::cexpr;
 use crate::back::emit::Emitter;
@@ -77,7 +79,7 @@ impl<'a> FnWriter<'a> {
             out: Emitter::new(1),
             decls: Emitter::new(1),
             epilogue: Emitter::new(1),
-            access: HashMap::new(),
+            access: HashMap::default(),
             local_symbols: BTreeMap::new(),
             functions,
             labels: 0,
