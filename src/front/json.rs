@@ -430,12 +430,8 @@ fn elements<'a>(attrs: Option<&'a Json<'a>>, key: &str) -> &'a [Json<'a>] {
     member(attrs, key).and_then(Json::as_array).unwrap_or(&[])
 }
 
-fn connectors<'a>(
-    attrs: Option<&'a Json<'a>>,
-    key: &str,
-    path: &str,
-) -> Result<IndexMap<String, ConnType>> {
-    let mut out = IndexMap::new();
+fn connectors<'a>(attrs: Option<&'a Json<'a>>, key: &str, path: &str) -> Result<NameMap<ConnType>> {
+    let mut out = NameMap::default();
     for (k, v) in entries(attrs, key) {
         let t = located(|p| conn_type(v, p), || ptr(&ptr(path, key), k))?;
         out.insert(k.to_string(), t);
@@ -463,7 +459,7 @@ fn code_block(c: Option<CodeDto>, default_lang: Language) -> CodeBlock {
     }
 }
 
-fn code_map(m: IndexMap<String, CodeDto>) -> IndexMap<String, CodeBlock> {
+fn code_map(m: IndexMap<String, CodeDto>) -> NameMap<CodeBlock> {
     m.into_iter()
         .map(|(k, c)| (k, code_block(Some(c), Language::Cpp)))
         .filter(|(_, c)| !c.code.trim().is_empty())
@@ -787,17 +783,17 @@ impl Reader {
             ));
         }
         let arrp = ptr(&ap, "_arrays");
-        let mut arrays = IndexMap::new();
+        let mut arrays = NameMap::default();
         for (k, d) in entries(av, "_arrays") {
             arrays.insert(k.to_string(), self.data(d, &ptr(&arrp, k), k)?);
         }
         let symp = ptr(&ap, "symbols");
-        let mut symbols = IndexMap::new();
+        let mut symbols = NameMap::default();
         for (k, t) in entries(av, "symbols") {
             symbols.insert(k.to_string(), located(|p| dtype(t, p), || ptr(&symp, k))?);
         }
         let cp = ptr(&ap, "constants_prop");
-        let mut constants = IndexMap::new();
+        let mut constants = NameMap::default();
         for (k, c) in entries(av, "constants_prop") {
             constants.insert(k.to_string(), self.constant(c, &ptr(&cp, k))?);
         }
@@ -1248,7 +1244,7 @@ impl Reader {
                 let sdfg = self.sdfg(inner, &sp)?;
                 let attrs = v.get("attributes");
                 let mp = ptr(&ap, "symbol_mapping");
-                let mut symbol_mapping: IndexMap<String, Expr> = IndexMap::new();
+                let mut symbol_mapping: NameMap<Expr> = NameMap::default();
                 for (k, e) in entries(attrs, "symbol_mapping") {
                     symbol_mapping.insert(k.to_string(), sym(e, &ptr(&mp, k))?);
                 }

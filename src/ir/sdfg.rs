@@ -12,6 +12,10 @@ use crate::ir::data::{Constant, DataDesc};
 use crate::ir::dtype::DType;
 use crate::ir::expr::{BinaryOp, Expr, Stmt};
 
+/// A map keyed by names, in insertion order (hashed with FxHash: names are
+/// short and looked up often).
+pub type NameMap<V> = IndexMap<String, V, rustc_hash::FxBuildHasher>;
+
 /// A whole SDFG (also used for nested SDFGs).
 #[derive(Clone, Debug)]
 pub struct Sdfg {
@@ -22,17 +26,17 @@ pub struct Sdfg {
     /// Positional argument names (informational).
     pub arg_names: Vec<String>,
     /// Data containers in JSON order.
-    pub arrays: IndexMap<String, DataDesc>,
+    pub arrays: NameMap<DataDesc>,
     /// Symbols with their types.
-    pub symbols: IndexMap<String, DType>,
+    pub symbols: NameMap<DType>,
     /// Compile-time constants.
-    pub constants: IndexMap<String, Constant>,
+    pub constants: NameMap<Constant>,
     /// Code placed at file scope, per location (`frame`, `cuda`, ...).
-    pub global_code: IndexMap<String, CodeBlock>,
+    pub global_code: NameMap<CodeBlock>,
     /// Code run in `__dace_init_<name>`, per location.
-    pub init_code: IndexMap<String, CodeBlock>,
+    pub init_code: NameMap<CodeBlock>,
     /// Code run in `__dace_exit_<name>`, per location.
-    pub exit_code: IndexMap<String, CodeBlock>,
+    pub exit_code: NameMap<CodeBlock>,
     /// The root control-flow region.
     pub body: Region,
     /// JSON pointer of this SDFG object.
@@ -348,9 +352,9 @@ pub struct Tasklet {
     /// Has side effects (never removed or reordered).
     pub side_effects: bool,
     /// Input connectors.
-    pub inputs: IndexMap<String, ConnType>,
+    pub inputs: NameMap<ConnType>,
     /// Output connectors.
-    pub outputs: IndexMap<String, ConnType>,
+    pub outputs: NameMap<ConnType>,
 }
 
 /// `NestedSDFG` attributes.
@@ -359,11 +363,11 @@ pub struct NestedSdfg {
     /// The inner SDFG.
     pub sdfg: Box<Sdfg>,
     /// Inner symbol → outer expression.
-    pub symbol_mapping: IndexMap<String, Expr>,
+    pub symbol_mapping: NameMap<Expr>,
     /// Input connectors (inner container names).
-    pub inputs: IndexMap<String, ConnType>,
+    pub inputs: NameMap<ConnType>,
     /// Output connectors.
-    pub outputs: IndexMap<String, ConnType>,
+    pub outputs: NameMap<ConnType>,
     /// Schedule.
     pub schedule: Schedule,
     /// The symbols the inner SDFG uses, computed once by

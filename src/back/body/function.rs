@@ -510,13 +510,15 @@ impl<'a> FnWriter<'a> {
     pub fn linear(&self, d: &DataDesc, idx: &[Expr]) -> String {
         let mut sum: Option<Expr> = None;
         for (k, i) in idx.iter().enumerate() {
-            let off = d.offset.get(k).cloned().unwrap_or(Expr::Int(0));
-            let stride = d.strides.get(k).cloned().unwrap_or(Expr::Int(1));
-            let term = Expr::bin(
-                BinaryOp::Mul,
-                Expr::bin(BinaryOp::Add, i.clone(), off),
-                stride,
-            );
+            // Zero offsets and unit strides (the common case) add no terms.
+            let term = match d.offset.get(k) {
+                None | Some(Expr::Int(0)) => i.clone(),
+                Some(off) => Expr::bin(BinaryOp::Add, i.clone(), off.clone()),
+            };
+            let term = match d.strides.get(k) {
+                None | Some(Expr::Int(1)) => term,
+                Some(stride) => Expr::bin(BinaryOp::Mul, term, stride.clone()),
+            };
             sum = Some(match sum {
                 None => term,
                 Some(s) => Expr::bin(BinaryOp::Add, s, term),

@@ -95,7 +95,7 @@ impl FnWriter<'_> {
             .collect();
         Ok(Side {
             data,
-            desc,
+            desc: desc.clone(),
             sub,
             nonunit,
             wcr: e.memlet.wcr.clone(),

@@ -169,7 +169,7 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
     }
 }
 
-impl FnWriter<'_> {
+impl<'a> FnWriter<'a> {
     /// Writes one tasklet.
     pub(crate) fn tasklet(&mut self, ctx: &StateCtx, id: NodeId, t: &Tasklet) -> Result<()> {
         let st = ctx.st;
@@ -194,7 +194,7 @@ impl FnWriter<'_> {
                 continue;
             };
             let d = self.data_desc(data, &e.path)?;
-            let sub = e.memlet.subset.clone().unwrap_or_default();
+            let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
             let (dtype, is_ptr) =
                 connector_kind(t.inputs.get(c), &d, &sub, indexed.contains(c.as_str()));
             let var = var_of(c);
@@ -235,7 +235,7 @@ impl FnWriter<'_> {
                 continue;
             };
             let d = self.data_desc(data, &e.path)?;
-            let sub = e.memlet.subset.clone().unwrap_or_default();
+            let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
             let (dtype, is_ptr) =
                 connector_kind(t.outputs.get(c), &d, &sub, indexed.contains(c.as_str()));
             let var = var_of(c);
@@ -325,16 +325,15 @@ impl FnWriter<'_> {
         Ok(())
     }
 
-    pub(crate) fn data_desc(&self, data: &str, path: &str) -> Result<DataDesc> {
-        self.sdfg
-            .arrays
+    pub(crate) fn data_desc(&self, data: &str, path: &str) -> Result<&'a DataDesc> {
+        let sdfg: &'a Sdfg = self.sdfg;
+        sdfg.arrays
             .get(data)
-            .cloned()
             .ok_or_else(|| Error::invalid(path, format!("unknown data '{data}'")))
     }
 
     /// `&data[start of subset]`.
-    pub(crate) fn subset_pointer(&self, data: &str, d: &DataDesc, sub: &Subset) -> String {
+    pub(crate) fn subset_pointer(&self, data: &str, d: &DataDesc, sub: &[RangeDim]) -> String {
         match self.access.get(data) {
             Some(Access::Value(v)) => format!("&{v}"),
             _ => {
@@ -499,7 +498,7 @@ impl FnWriter<'_> {
     /// Whether parallel iterations may write the same element (then the
     /// update must be atomic): unless every parameter of the parallel map
     /// indexes some dimension that no other parallel parameter touches.
-    fn wcr_conflicts(&self, sub: &Subset) -> bool {
+    fn wcr_conflicts(&self, sub: &[RangeDim]) -> bool {
         let Some(params) = &self.parallel_params else {
             return true;
         };
@@ -631,7 +630,7 @@ impl FnWriter<'_> {
 fn connector_kind(
     declared: Option<&ConnType>,
     d: &DataDesc,
-    sub: &Subset,
+    sub: &[RangeDim],
     indexed: bool,
 ) -> (DType, bool) {
     let declared = declared.copied().unwrap_or(ConnType::Unknown);
@@ -643,7 +642,7 @@ fn connector_kind(
     (dtype, is_ptr)
 }
 
-fn single_element(sub: &Subset) -> bool {
+fn single_element(sub: &[RangeDim]) -> bool {
     sub.iter().all(|r| {
         simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone())) == Expr::Int(0)
     })
@@ -690,7 +689,7 @@ fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
 /// Strides of the dimensions a pointer connector's code indexes: all of the
 /// container's dimensions if the code uses that many indices, else those of
 /// the subset's non-unit dimensions.
-fn pointer_strides(d: &DataDesc, sub: &Subset, stmts: &[Stmt], conn: &str) -> Vec<Expr> {
+fn pointer_strides(d: &DataDesc, sub: &[RangeDim], stmts: &[Stmt], conn: &str) -> Vec<Expr> {
     let mut arity = None;
     for s in stmts {
         let e = match s {
