@@ -457,9 +457,9 @@ impl FnWriter<'_> {
             .map(RangeDim::extent)
             .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
             .unwrap_or(Expr::Int(1));
-        if contiguous(&sd, &ss) && contiguous(&dd, &ds) && sd.dtype == dd.dtype {
-            let src_ptr = self.subset_pointer(src, &sd, &ss);
-            let dst_ptr = self.subset_pointer(dst, &dd, &ds);
+        if contiguous(sd, &ss) && contiguous(dd, &ds) && sd.dtype == dd.dtype {
+            let src_ptr = self.subset_pointer(src, sd, &ss);
+            let dst_ptr = self.subset_pointer(dst, dd, &ds);
             let bytes = format!(
                 "sizeof({}) * static_cast<size_t>({})",
                 sd.dtype.ctype(),
@@ -527,8 +527,8 @@ impl FnWriter<'_> {
         let (sidx, didx) = self.flat_copy_indices(&ss, &ds);
         let body = format!(
             "    for (int64_t __c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; __c < {total}; __c += int64_t(blockDim.x) * gridDim.x) {{\n        {} = {};\n    }}\n",
-            self.element(dst, &dd, &didx),
-            self.element(src, &sd, &sidx)
+            self.element(dst, dd, &didx),
+            self.element(src, sd, &sidx)
         );
         self.functions.push(format!(
             "// copy {src} -> {dst} on the device\n__global__ void {name}({}) {{\n{body}}}\n",

@@ -196,11 +196,11 @@ impl<'a> FnWriter<'a> {
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
             let (dtype, is_ptr) =
-                connector_kind(t.inputs.get(c), &d, &sub, indexed.contains(c.as_str()));
+                connector_kind(t.inputs.get(c), d, sub, indexed.contains(c.as_str()));
             let var = var_of(c);
             if is_ptr {
-                let ptr = self.subset_pointer(data, &d, &sub);
-                let strides = pointer_strides(&d, &sub, &t.stmts, c);
+                let ptr = self.subset_pointer(data, d, sub);
+                let strides = pointer_strides(d, sub, &t.stmts, c);
                 self.out
                     .line(format!("const {} * {var} = {ptr};", d.dtype.ctype()));
                 conns.insert(
@@ -213,7 +213,7 @@ impl<'a> FnWriter<'a> {
                 );
             } else {
                 let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
-                let value = self.element(data, &d, &starts);
+                let value = self.element(data, d, &starts);
                 self.out
                     .line(format!("const {} {var} = {value};", dtype.ctype()));
                 conns.insert(
@@ -237,7 +237,7 @@ impl<'a> FnWriter<'a> {
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
             let (dtype, is_ptr) =
-                connector_kind(t.outputs.get(c), &d, &sub, indexed.contains(c.as_str()));
+                connector_kind(t.outputs.get(c), d, sub, indexed.contains(c.as_str()));
             let var = var_of(c);
             if is_ptr {
                 if e.memlet.wcr.is_some() {
@@ -250,8 +250,8 @@ impl<'a> FnWriter<'a> {
                     ));
                 }
                 if declared_outs.insert(c.clone()) {
-                    let ptr = self.subset_pointer(data, &d, &sub);
-                    let strides = pointer_strides(&d, &sub, &t.stmts, c);
+                    let ptr = self.subset_pointer(data, d, sub);
+                    let strides = pointer_strides(d, sub, &t.stmts, c);
                     self.out
                         .line(format!("{} * {var} = {ptr};", d.dtype.ctype()));
                     conns.insert(
@@ -266,7 +266,7 @@ impl<'a> FnWriter<'a> {
                 continue;
             }
             let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
-            let target = self.element(data, &d, &starts);
+            let target = self.element(data, d, &starts);
             if e.memlet.dynamic && e.memlet.wcr.is_none() && !conns.contains_key(c) {
                 // May or may not be written: bind by reference.
                 if declared_outs.insert(c.clone()) {
@@ -299,7 +299,7 @@ impl<'a> FnWriter<'a> {
                 None => format!("{target} = {var};"),
                 Some(w) => {
                     let atomic =
-                        self.in_parallel && !self.is_private(data) && self.wcr_conflicts(&sub);
+                        self.in_parallel && !self.is_private(data) && self.wcr_conflicts(sub);
                     self.wcr_update(w, &target, &var, d.dtype, atomic)
                 }
             };

@@ -439,8 +439,8 @@ impl FnWriter<'_> {
             "for (int64_t __c = {FLAT_TID}; __c < {total}; __c += {})",
             self.tb.as_ref().map(BlockCtx::threads).unwrap_or(1)
         ));
-        let target = self.element(dst, &dd, &didx);
-        let value = self.element(src, &sd, &sidx);
+        let target = self.element(dst, dd, &didx);
+        let value = self.element(src, sd, &sidx);
         self.out.line(format!("{target} = {value};"));
         self.out.close();
         Ok(true)
