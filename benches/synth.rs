@@ -374,10 +374,11 @@ impl Gen {
     }
 
     fn tree_sdfg(&mut self, name: &str, target: usize) -> Value {
-        // A leaf is ~8 nodes (state + x, t, y + two maps' 3 nodes... = 1 + 3 + 6 = 10),
-        // an inner level adds a state, 2 + (children - 1) accesses and the
-        // NestedSDFG nodes: about 12 nodes per leaf in all.
-        let leaves = target.div_ceil(12).max(1);
+        // A leaf is 10 nodes (its state, x, t, y and two maps of 3 nodes);
+        // the inner levels above it (a state, the accesses between children
+        // and the NestedSDFG nodes, with 4 children each) bring it to about
+        // 14.5 nodes per leaf in all, as counted on generated files.
+        let leaves = (target * 2).div_ceil(29).max(1);
         let mut counter = 0usize;
         let (nodes, arrays) = self.tree_body(leaves, &mut counter);
         let mut top_arrays = Self::io_arrays();
