@@ -33,16 +33,13 @@ fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
             ("offset", &d.offset),
         ] {
             for e in list.iter() {
-                check_names(e, &names, &d.path, &format!("{what} of '{name}'"))?;
+                check_names(e, &names, &d.path, || format!("{what} of '{name}'"))?;
             }
         }
         check_shape(name, d)?;
-        check_names(
-            &d.total_size,
-            &names,
-            &d.path,
-            &format!("total size of '{name}'"),
-        )?;
+        check_names(&d.total_size, &names, &d.path, || {
+            format!("total size of '{name}'")
+        })?;
     }
     validate_region(sdfg, &sdfg.body, &names)
 }
@@ -102,7 +99,12 @@ fn collect_defined<'a>(r: &'a Region, names: &mut HashSet<&'a str>) {
     }
 }
 
-fn check_names(e: &Expr, names: &HashSet<&str>, path: &str, what: &str) -> Result<()> {
+fn check_names(
+    e: &Expr,
+    names: &HashSet<&str>,
+    path: &str,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
     check_names_in(e, names, &[], path, what)
 }
 
@@ -113,7 +115,7 @@ fn check_names_in(
     names: &HashSet<&str>,
     extra: &[&str],
     path: &str,
-    what: &str,
+    what: impl FnOnce() -> String,
 ) -> Result<()> {
     let mut missing = None;
     e.visit_names(&mut |n| {
@@ -124,7 +126,7 @@ fn check_names_in(
     match missing {
         Some(n) => Err(Error::invalid(
             path,
-            format!("{what} uses symbol '{n}', which is not defined"),
+            format!("{} uses symbol '{n}', which is not defined", what()),
         )),
         None => Ok(()),
     }
@@ -132,13 +134,15 @@ fn check_names_in(
 
 fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()> {
     for e in &r.edges {
-        check_names(&e.condition, names, &e.path, "interstate condition")?;
+        check_names(&e.condition, names, &e.path, || {
+            "interstate condition".into()
+        })?;
         for (_, v) in &e.assignments {
-            check_names(v, names, &e.path, "interstate assignment")?;
+            check_names(v, names, &e.path, || "interstate assignment".into())?;
         }
     }
     if let RegionKind::Loop(l) = &r.kind {
-        check_names(&l.condition, names, &r.path, "loop condition")?;
+        check_names(&l.condition, names, &r.path, || "loop condition".into())?;
     }
     for b in &r.blocks {
         match &b.kind {
@@ -147,7 +151,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()>
             BlockKind::Conditional(brs) => {
                 for (c, body) in brs {
                     if let Some(c) = c {
-                        check_names(c, names, &b.path, "branch condition")?;
+                        check_names(c, names, &b.path, || "branch condition".into())?;
                     }
                     validate_region(sdfg, body, names)?;
                 }
@@ -186,13 +190,9 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                 let outer = scope_params(st, n.scope);
                 for r in &m.range {
                     for e in [&r.start, &r.end, &r.step] {
-                        check_names_in(
-                            e,
-                            names,
-                            &outer,
-                            &n.path,
-                            &format!("range of map '{}'", m.label),
-                        )?;
+                        check_names_in(e, names, &outer, &n.path, || {
+                            format!("range of map '{}'", m.label)
+                        })?;
                     }
                 }
             }
@@ -249,7 +249,7 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
             {
                 for r in sub {
                     for x in [&r.start, &r.end, &r.step] {
-                        check_names_in(x, names, &params, &e.path, &format!("memlet on '{d}'"))?;
+                        check_names_in(x, names, &params, &e.path, || format!("memlet on '{d}'"))?;
                     }
                 }
             }
