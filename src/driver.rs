@@ -177,8 +177,9 @@ pub fn compile_files(
     // except inputs whose outputs share a name: those are written one after
     // another in input order afterwards, so the last one given wins on every run.
     let mut order: Vec<usize> = (0..files.len()).collect();
-    let size = |k: &usize| std::fs::metadata(&files[*k]).map_or(0, |m| m.len());
-    order.sort_by_key(|k| std::cmp::Reverse(size(k)));
+    order.sort_by_cached_key(|&k| {
+        std::cmp::Reverse(std::fs::metadata(&files[k]).map_or(0, |m| m.len()))
+    });
     let mut by_size: Vec<(usize, Result<Outputs>)> = order
         .iter()
         .copied()
