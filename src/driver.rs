@@ -173,9 +173,7 @@ pub fn compile_files(
     depfile: Option<&Depfile>,
 ) -> std::result::Result<(), Vec<Error>> {
     // Files are independent: generate them on every core, largest first so that
-    // no core is left with a big one at the end; write them on every core too,
-    // except inputs whose outputs share a name: those are written one after
-    // another in input order afterwards, so the last one given wins on every run.
+    // no core is left with a big one at the end; then write them on every core.
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_cached_key(|&k| {
         std::cmp::Reverse(std::fs::metadata(&files[k]).map_or(0, |m| m.len()))
@@ -187,16 +185,22 @@ pub fn compile_files(
         .collect();
     by_size.sort_by_key(|(k, _)| *k);
     let generated: Vec<Result<Outputs>> = by_size.into_iter().map(|(_, g)| g).collect();
-    let mut writers: std::collections::HashMap<&str, usize> = Default::default();
-    for outs in generated.iter().flatten() {
-        for (name, _) in outs {
-            *writers.entry(name.as_str()).or_default() += 1;
+    // An output name that several inputs produce gets the last one's file
+    // (what writing them one after another in input order would leave), so
+    // every file is written once, and all on every core.
+    let mut last_writer: std::collections::HashMap<&str, usize> = Default::default();
+    for (i, outs) in generated.iter().enumerate() {
+        for (name, _) in outs.iter().flatten() {
+            last_writer.insert(name.as_str(), i);
         }
     }
-    let clashes = |outs: &Outputs| outs.iter().any(|(n, _)| writers[n.as_str()] > 1);
-    let written = parallel_map(&generated, |g| match g {
-        Ok(outs) if !clashes(outs) => Some(write_outputs(&opts.output, outs)),
-        _ => None,
+    let inputs: Vec<usize> = (0..files.len()).collect();
+    let written = parallel_map(&inputs, |&i| match &generated[i] {
+        Ok(outs) => write_files(
+            &opts.output,
+            outs.iter().filter(|(n, _)| last_writer[n.as_str()] == i),
+        ),
+        Err(_) => Ok(()),
     });
     let mut errors = Vec::new();
     let mut rules = Vec::new();
@@ -208,8 +212,7 @@ pub fn compile_files(
                 continue;
             }
         };
-        // Clashing inputs are written here, one after another in input order.
-        match w.unwrap_or_else(|| write_outputs(&opts.output, outs)) {
+        match w {
             Ok(()) => rules.push(DepRule {
                 outputs: outs.iter().map(|(n, _)| opts.output.join(n)).collect(),
                 input: f.clone(),
@@ -394,9 +397,13 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
 /// a failure leaves neither partial files nor a mix of old and new outputs
 /// (short of a failing rename) and removes its temporary files.
 pub fn write_outputs(dir: &Path, outs: &Outputs) -> Result<()> {
+    write_files(dir, outs.iter())
+}
+
+/// [`write_outputs`] for some of the files of an [`Outputs`].
+fn write_files<'o>(dir: &Path, outs: impl Iterator<Item = &'o (String, String)>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     let changed: Vec<(PathBuf, &String)> = outs
-        .iter()
         .map(|(name, text)| (dir.join(name), text))
         .filter(|(path, text)| !std::fs::read(path).is_ok_and(|old| old == text.as_bytes()))
         .collect();
