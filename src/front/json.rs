@@ -940,8 +940,7 @@ impl Reader {
             self.done(b);
         }
         let ep = ptr(path, "edges");
-        let mut edges = Vec::new();
-        get_array(v, "edges", path)?;
+        let mut edges = Vec::with_capacity(get_array(v, "edges", path)?.len());
         for (i, e) in array_mut(v, "edges").iter_mut().enumerate() {
             let p = ptr(&ep, i);
             let src = BlockId(lookup(
@@ -1109,8 +1108,7 @@ impl Reader {
             };
         }
         let ep = ptr(path, "edges");
-        let mut edges = Vec::new();
-        get_array(v, "edges", path)?;
+        let mut edges = Vec::with_capacity(get_array(v, "edges", path)?.len());
         for (i, e) in array_mut(v, "edges").iter_mut().enumerate() {
             let p = ptr(&ep, i);
             let src = NodeId(lookup(

@@ -727,13 +727,23 @@ pub(crate) fn full_write(sdfg: &Sdfg, data: &str, m: &Memlet) -> bool {
         Some(sub) => {
             sub.len() == d.rank()
                 && sub.iter().zip(&d.shape).all(|(r, n)| {
-                    simplify(&r.start) == Expr::Int(0)
-                        && simplify(&r.step) == Expr::Int(1)
-                        && simplify(&Expr::bin(
-                            BinaryOp::Sub,
-                            Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1)),
-                            n.clone(),
-                        )) == Expr::Int(0)
+                    let is = |e: &Expr, v: i64| {
+                        matches!(e, Expr::Int(x) if *x == v) || simplify(e) == Expr::Int(v)
+                    };
+                    // `0:N-1` as written (the common case) needs no simplification.
+                    let last_of_shape = matches!(&r.end, Expr::Binary(BinaryOp::Sub, a, b)
+                        if **a == *n && **b == Expr::Int(1));
+                    is(&r.start, 0)
+                        && is(&r.step, 1)
+                        && (last_of_shape
+                            || is(
+                                &Expr::bin(
+                                    BinaryOp::Sub,
+                                    Expr::bin(BinaryOp::Add, r.end.clone(), Expr::Int(1)),
+                                    n.clone(),
+                                ),
+                                0,
+                            ))
                 })
         }
     }
