@@ -1,8 +1,8 @@
 //! A direct JSON parser into [`Json`], for well-formed documents.
 //!
 //! It reads the bytes once, slices strings without escapes out of the text
-//! and collects lists and objects on shared buffers, about three times
-//! faster than driving serde_json's deserializer through a visitor. It
+//! and collects lists and objects on shared buffers, without the visitor
+//! calls of serde_json's deserializer. It
 //! accepts exactly what serde_json accepts and builds the same values; on
 //! anything it does not take (any syntax error, a lone surrogate, a number
 //! out of range, nesting deeper than [`MAX_DEPTH`]) it gives up, and
@@ -89,7 +89,8 @@ struct Fragment<'a> {
 /// object that starts outside any other it has read, in text order. It does
 /// not know what surrounds `from`, so it steps over keys, separators and
 /// closing brackets, and over anything it cannot read (it may have started
-/// inside a string).
+/// inside a string), resuming where the failed read stopped, so that it
+/// reads every byte about once whatever the text.
 fn fragments(text: &str, from: usize) -> Vec<Fragment<'_>> {
     let mut p = Parser::new(text);
     p.at = from;
@@ -109,13 +110,13 @@ fn fragments(text: &str, from: usize) -> Vec<Fragment<'_>> {
                     None => {
                         p.items.clear();
                         p.entries.clear();
-                        p.at = start + 1;
+                        p.at = p.at.max(start + 1);
                     }
                 }
             }
             b'"' => {
                 if p.string().is_none() {
-                    p.at = start + 1;
+                    p.at = p.at.max(start + 1);
                 }
             }
             _ => p.at += 1,
@@ -533,6 +534,12 @@ mod tests {
             deep(MAX_DEPTH - 2)
         ));
         texts.push(format!("[1, {}]", deep(MAX_DEPTH)));
+        // A long string full of what looks like JSON, where the second
+        // thread starts inside the string.
+        let bait = "[{\\\"a\\\": [1, {\\\"b\\\": ".repeat(20_000);
+        texts.push(format!(
+            "{{\"s\": \"{bait}\", \"t\": [{{\"u\": 1}}, {{\"v\": 2}}]}}"
+        ));
         for text in &texts {
             let one = Parser::new(text).document();
             let n = text.len();
