@@ -19,26 +19,35 @@ impl Emitter {
     /// Emits one line (or several, each indented).
     pub fn line(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            if l.trim().is_empty() {
-                self.buf.push('\n');
-                continue;
-            }
-            // Preprocessor directives stay at column 0 only for #if/#endif; pragmas indent.
-            for _ in 0..self.indent {
-                self.buf.push_str("    ");
-            }
-            self.buf.push_str(l);
-            self.buf.push('\n');
+            self.one_line(&[l]);
         }
+    }
+
+    /// Emits one line made of `parts` (which hold no line breaks).
+    fn one_line(&mut self, parts: &[&str]) {
+        if parts.iter().all(|p| p.trim().is_empty()) {
+            self.buf.push('\n');
+            return;
+        }
+        // Preprocessor directives stay at column 0 only for #if/#endif; pragmas indent.
+        for _ in 0..self.indent {
+            self.buf.push_str("    ");
+        }
+        for p in parts {
+            self.buf.push_str(p);
+        }
+        self.buf.push('\n');
     }
 
     /// Emits `text {` and indents.
     pub fn open(&mut self, text: impl AsRef<str>) {
         let t = text.as_ref();
         if t.is_empty() {
-            self.line("{");
-        } else {
+            self.one_line(&["{"]);
+        } else if t.contains('\n') {
             self.line(format!("{t} {{"));
+        } else {
+            self.one_line(&[t, " {"]);
         }
         self.indent += 1;
     }
@@ -46,7 +55,11 @@ impl Emitter {
     /// Dedents and emits `}` (with an optional suffix such as `;` or ` else {`).
     pub fn close_with(&mut self, suffix: &str) {
         self.indent = self.indent.saturating_sub(1);
-        self.line(format!("}}{suffix}"));
+        if suffix.contains(['\n', '\r']) {
+            self.line(format!("}}{suffix}"));
+        } else {
+            self.one_line(&["}", suffix]);
+        }
     }
 
     /// Dedents and emits `}`.
