@@ -373,7 +373,7 @@ pub struct NestedSdfg {
     /// The symbols the inner SDFG uses, computed once by
     /// [`crate::passes::abi::nested_symbol_args`] (the IR does not change
     /// once the passes run).
-    pub used_symbols: std::cell::OnceCell<std::collections::BTreeSet<String>>,
+    pub used_symbols: std::sync::OnceLock<std::collections::BTreeSet<String>>,
 }
 
 /// Library nodes sdfgc knows.
