@@ -21,6 +21,11 @@ pub const MAX_NESTING: usize = 64;
 
 /// Parses one SDFG JSON document.
 pub fn load_str(text: &str) -> Result<Sdfg> {
+    load_str_with(text, true)
+}
+
+/// [`load_str`], with or without reading long lists on two threads.
+fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
     let mut value = Json::parse(text).map_err(syntax_error)?;
     if !value.is_object() {
         return Err(Error::format(
@@ -36,6 +41,7 @@ pub fn load_str(text: &str) -> Result<Sdfg> {
         depth: 0,
         next_id: 0,
         discard: DISCARD.load(Ordering::Relaxed),
+        parallel,
     }
     .sdfg(&mut value, "");
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
@@ -80,9 +86,62 @@ struct Reader {
     next_id: u32,
     /// Whether to free each element of the tree once read ([`discard_read_subtrees`]).
     discard: bool,
+    /// Whether long lists may be read on two threads ([`Reader::read_list`]).
+    parallel: bool,
 }
 
+/// Lists at least this long are read by two threads, when reading their
+/// elements cannot create SDFGs (which are numbered in document order).
+const PARALLEL_ELEMENTS: usize = 8192;
+
+/// Reads one element of a list: (reader, index in the list, element).
+type ReadElement<'f, T> =
+    dyn for<'x> Fn(&mut Reader, usize, &mut Json<'x>) -> Result<T> + Sync + 'f;
+
 impl Reader {
+    /// `read` applied to every element of `items`, in order; the first
+    /// error in list order is returned, as reading one by one would. With
+    /// `parallel`, a long list is read in two halves on two threads, each
+    /// with its own reader: the result is the same, element by element.
+    fn read_list<T: Send>(
+        &mut self,
+        items: &mut [Json<'_>],
+        parallel: bool,
+        read: &ReadElement<'_, T>,
+    ) -> Result<Vec<T>> {
+        let in_order = |r: &mut Reader, from: usize, items: &mut [Json<'_>]| -> Result<Vec<T>> {
+            let mut out = Vec::with_capacity(items.len());
+            for (k, x) in items.iter_mut().enumerate() {
+                out.push(read(r, from + k, x)?);
+                r.done(x);
+            }
+            Ok(out)
+        };
+        let two = parallel
+            && self.parallel
+            && items.len() >= PARALLEL_ELEMENTS
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        if !two {
+            return in_order(self, 0, items);
+        }
+        let mid = items.len() / 2;
+        let (first, second) = items.split_at_mut(mid);
+        let mut other = Reader {
+            depth: self.depth,
+            next_id: self.next_id,
+            discard: self.discard,
+            parallel: self.parallel,
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let h = s.spawn(|| in_order(&mut other, mid, second));
+            let a = in_order(self, 0, first);
+            (a, h.join())
+        });
+        let mut out = a?;
+        out.extend(b.unwrap_or_else(|e| std::panic::resume_unwind(e))?);
+        Ok(out)
+    }
+
     /// Frees an element of the tree that has been read, if so configured.
     fn done(&self, v: &mut Json) {
         if self.discard {
@@ -1083,9 +1142,11 @@ impl Reader {
         let np = ptr(path, "nodes");
         let ids = id_index(get_array(v, "nodes", path)?, &np)?;
         let nodes = array_mut(v, "nodes");
-        let mut out = Vec::with_capacity(nodes.len());
-        let mut scope_entry_of = Vec::with_capacity(nodes.len());
-        for (i, n) in nodes.iter_mut().enumerate() {
+        // Nested SDFGs are numbered in document order: read those states in order.
+        let parallel = !nodes
+            .iter()
+            .any(|n| n.get("type").and_then(Json::as_str) == Some("NestedSDFG"));
+        let read = |r: &mut Reader, i: usize, n: &mut Json<'_>| {
             let p = ptr(&np, i);
             let entry = match n.get("scope_entry") {
                 Some(s) if !s.is_null() => Some(NodeId(lookup(
@@ -1096,10 +1157,10 @@ impl Reader {
                 )?)),
                 _ => None,
             };
-            scope_entry_of.push(entry);
-            out.push(self.node(n, &p, &ids)?);
-            self.done(n);
-        }
+            Ok((entry, r.node(n, &p, &ids)?))
+        };
+        let (scope_entry_of, mut out): (Vec<Option<NodeId>>, Vec<Node>) =
+            self.read_list(nodes, parallel, &read)?.into_iter().unzip();
         // A map exit's `scope_entry` is its own entry; its scope is the entry's scope.
         for i in 0..out.len() {
             out[i].scope = match &out[i].kind {
@@ -1108,8 +1169,8 @@ impl Reader {
             };
         }
         let ep = ptr(path, "edges");
-        let mut edges = Vec::with_capacity(get_array(v, "edges", path)?.len());
-        for (i, e) in array_mut(v, "edges").iter_mut().enumerate() {
+        get_array(v, "edges", path)?;
+        let read = |_: &mut Reader, i: usize, e: &mut Json<'_>| {
             let p = ptr(&ep, i);
             let src = NodeId(lookup(
                 &ids,
@@ -1139,16 +1200,16 @@ impl Reader {
                 .and_then(|a| a.get("data"))
                 .and_then(|d| d.get("attributes"));
             let memlet = memlet(data, &|| format!("{p}/attributes/data/attributes"))?;
-            edges.push(DataEdge {
+            Ok(DataEdge {
                 src,
                 src_conn,
                 dst,
                 dst_conn,
                 memlet,
                 path: p,
-            });
-            self.done(e);
-        }
+            })
+        };
+        let edges = self.read_list(array_mut(v, "edges"), true, &read)?;
         Ok(State { nodes: out, edges })
     }
 
@@ -1413,5 +1474,79 @@ fn flatten(
             out.push(scalar_value(other, path)?);
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An SDFG with one state of `pairs` access-node/tasklet pairs chained
+    /// by memlets; `bad` lists node indices whose access node has no data.
+    fn big_state(pairs: usize, bad: &[usize]) -> String {
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        for k in 0..pairs {
+            let (a, t) = (2 * k, 2 * k + 1);
+            let data = if bad.contains(&a) {
+                ""
+            } else {
+                r#""data": "A""#
+            };
+            nodes.push(format!(
+                r#"{{"type": "AccessNode", "label": "A", "attributes": {{{data}}}, "scope_entry": null, "id": {a}}}"#
+            ));
+            nodes.push(format!(
+                r#"{{"type": "Tasklet", "label": "t{k}", "attributes": {{"code": {{"string_data": "__out = __in1 + {k}.0", "language": "Python"}}, "in_connectors": {{"__in1": null}}, "out_connectors": {{"__out": null}}}}, "scope_entry": null, "id": {t}}}"#
+            ));
+            let memlet = |i: usize| {
+                format!(
+                    r#"{{"data": {{"type": "Memlet", "attributes": {{"data": "A", "subset": {{"type": "Range", "ranges": [{{"start": "{i}", "end": "{i}", "step": "1", "tile": "1"}}]}}}}}}}}"#
+                )
+            };
+            edges.push(format!(
+                r#"{{"type": "MultiConnectorEdge", "attributes": {}, "src": "{a}", "dst": "{t}", "src_connector": null, "dst_connector": "__in1"}}"#,
+                memlet(k)
+            ));
+            if k + 1 < pairs {
+                edges.push(format!(
+                    r#"{{"type": "MultiConnectorEdge", "attributes": {}, "src": "{t}", "dst": "{}", "src_connector": "__out", "dst_connector": null}}"#,
+                    memlet(k + 1),
+                    a + 2
+                ));
+            }
+        }
+        format!(
+            r#"{{"type": "SDFG", "attributes": {{"name": "big", "_arrays": {{"A": {{"type": "Array", "attributes": {{"shape": ["N"], "strides": ["1"], "total_size": "N", "offset": ["0"], "dtype": "float64"}}}}}}, "symbols": {{"N": "int64"}}, "arg_names": ["A"]}}, "nodes": [{{"type": "SDFGState", "label": "s", "id": 0, "nodes": [{}], "edges": [{}]}}], "edges": [], "start_block": 0}}"#,
+            nodes.join(", "),
+            edges.join(", ")
+        )
+    }
+
+    #[test]
+    fn long_lists_read_on_two_threads_give_the_same_ir() {
+        let text = big_state(PARALLEL_ELEMENTS, &[]);
+        let two = load_str_with(&text, true).unwrap();
+        let one = load_str_with(&text, false).unwrap();
+        let BlockKind::State(st) = &one.body.blocks[0].kind else {
+            panic!("not a state")
+        };
+        assert_eq!(st.nodes.len(), 2 * PARALLEL_ELEMENTS);
+        assert_eq!(format!("{two:?}"), format!("{one:?}"));
+    }
+
+    #[test]
+    fn long_lists_read_on_two_threads_report_the_first_error() {
+        // Errors in both halves: the one earlier in the list is reported.
+        let n = PARALLEL_ELEMENTS;
+        let text = big_state(n, &[200, 2 * n - 2]);
+        let two = load_str_with(&text, true).unwrap_err().to_string();
+        let one = load_str_with(&text, false).unwrap_err().to_string();
+        assert_eq!(two, one);
+        assert!(two.contains("/nodes/0/nodes/200/"), "{two}");
+        // Only in the second half.
+        let text = big_state(n, &[2 * n - 2]);
+        let two = load_str_with(&text, true).unwrap_err().to_string();
+        assert_eq!(two, load_str_with(&text, false).unwrap_err().to_string());
     }
 }
