@@ -491,22 +491,32 @@ impl Memlet {
 }
 
 impl Region {
-    /// The blocks of the natural loop of the back edge `latch -> header`.
+    /// The source block of every edge into each block, by block index.
+    pub fn predecessors(&self) -> Vec<Vec<BlockId>> {
+        let mut preds = vec![Vec::new(); self.blocks.len()];
+        for e in &self.edges {
+            preds[e.dst.index()].push(e.src);
+        }
+        preds
+    }
+
+    /// The blocks of the natural loop of the back edge `latch -> header`;
+    /// `preds` is [`Region::predecessors`], built once per region.
     pub fn natural_loop(
         &self,
+        preds: &[Vec<BlockId>],
         header: BlockId,
         latch: BlockId,
     ) -> std::collections::BTreeSet<BlockId> {
-        let r = self;
         let mut body = std::collections::BTreeSet::from([header, latch]);
         let mut stack = vec![latch];
         while let Some(b) = stack.pop() {
             if b == header {
                 continue;
             }
-            for e in r.edges.iter().filter(|e| e.dst == b) {
-                if body.insert(e.src) {
-                    stack.push(e.src);
+            for &src in &preds[b.index()] {
+                if body.insert(src) {
+                    stack.push(src);
                 }
             }
         }

@@ -511,6 +511,7 @@ impl<'s> Walker<'s> {
         // Back edges of a state machine: natural loops.
         let rank: BTreeMap<BlockId, usize> =
             order.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+        let preds = r.predecessors();
         for e in &r.edges {
             let (Some(&rs), Some(&rd)) = (rank.get(&e.src), rank.get(&e.dst)) else {
                 continue;
@@ -518,7 +519,7 @@ impl<'s> Walker<'s> {
             if rd > rs {
                 continue;
             }
-            let body = r.natural_loop(e.dst, e.src);
+            let body = r.natural_loop(&preds, e.dst, e.src);
             let mut l = span[&e.dst];
             for b in &body {
                 if let Some(s) = span.get(b) {
@@ -532,9 +533,9 @@ impl<'s> Walker<'s> {
                     .filter_map(|b| span.get(b).map(|s| (*b, *s, is_state(b))))
                     .collect(),
                 e.dst,
-                r.edges
-                    .iter()
-                    .filter(|x| body.contains(&x.src) && body.contains(&x.dst))
+                body.iter()
+                    .flat_map(|b| out_edges[b.index()].iter().map(|&i| &r.edges[i]))
+                    .filter(|x| body.contains(&x.dst))
                     .map(|x| (x.src, x.dst))
                     .collect(),
             ));
@@ -788,6 +789,46 @@ mod tests {
                 BlockKind::Region(inner) => edit_edges(inner, f),
                 BlockKind::Conditional(brs) => brs.iter_mut().for_each(|(_, b)| edit_edges(b, f)),
                 _ => {}
+            }
+        }
+    }
+
+    /// The loop index and the span set answer as a scan over every span
+    /// would, for nested, disjoint and crossing spans.
+    #[test]
+    fn loop_index_and_span_set_agree_with_a_scan() {
+        let live = |start, end| Live { start, end };
+        let families: [Vec<Live>; 3] = [
+            vec![
+                live(0, 20),
+                live(2, 8),
+                live(3, 5),
+                live(10, 18),
+                live(10, 12),
+                live(25, 30),
+            ],
+            vec![live(0, 3), live(4, 9), live(4, 9), live(12, 12)],
+            vec![live(0, 10), live(5, 15), live(12, 20), live(6, 7)],
+        ];
+        for spans in families {
+            let loops: Vec<Loop> = spans
+                .iter()
+                .map(|&s| Loop::new(s, Vec::new(), BlockId(0), Vec::new()))
+                .collect();
+            let index = LoopIndex::new(&loops);
+            let set = SpanSet::new(spans.clone());
+            for p in 0..32 {
+                let mut got: Vec<usize> = index.containing(p).collect();
+                got.sort();
+                let want: Vec<usize> = (0..spans.len())
+                    .filter(|&i| spans[i].start <= p && p <= spans[i].end)
+                    .collect();
+                assert_eq!(got, want, "position {p} in {spans:?}");
+                for q in p..32 {
+                    let r = live(p, q);
+                    let want = spans.iter().any(|s| s.start <= p && q <= s.end);
+                    assert_eq!(set.any_contains(&r), want, "{r:?} in {spans:?}");
+                }
             }
         }
     }

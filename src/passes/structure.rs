@@ -53,6 +53,10 @@ struct Structurer<'a> {
     outs: Vec<Vec<usize>>,
     /// Back edges (latch -> header) by edge index.
     back: BTreeSet<usize>,
+    /// Back edges into each block (by block index): the loop headers have some.
+    back_into: Vec<Vec<usize>>,
+    /// Predecessors of each block, for natural loops.
+    preds: Vec<Vec<BlockId>>,
     /// Immediate post-dominator of each block (None: the region exit).
     ipdom: Vec<Option<BlockId>>,
 }
@@ -74,7 +78,7 @@ impl<'a> Structurer<'a> {
         for (i, b) in order.iter().enumerate() {
             rank[b.index()] = i;
         }
-        let back = r
+        let back: BTreeSet<usize> = r
             .edges
             .iter()
             .enumerate()
@@ -83,6 +87,10 @@ impl<'a> Structurer<'a> {
             })
             .map(|(i, _)| i)
             .collect();
+        let mut back_into = vec![Vec::new(); n];
+        for &i in &back {
+            back_into[r.edges[i].dst.index()].push(i);
+        }
         // Post-dominators: dominators of the reversed graph rooted at a virtual exit.
         let mut g: DiGraph<(), ()> = DiGraph::new();
         for _ in 0..=n {
@@ -113,6 +121,8 @@ impl<'a> Structurer<'a> {
             r,
             outs,
             back,
+            back_into,
+            preds: r.predecessors(),
             ipdom,
         }
     }
@@ -140,14 +150,8 @@ impl<'a> Structurer<'a> {
                 return None;
             }
             let outs = &self.outs[cur.index()];
-            let is_header = Some(cur) != header
-                && outs.iter().any(|_| true)
-                && self
-                    .r
-                    .edges
-                    .iter()
-                    .enumerate()
-                    .any(|(i, e)| e.dst == cur && self.back.contains(&i));
+            let back_into = &self.back_into[cur.index()];
+            let is_header = Some(cur) != header && !outs.is_empty() && !back_into.is_empty();
             if is_header {
                 // while-loop: exactly two edges, one into the body, one out.
                 let [a, b] = outs.as_slice() else { return None };
@@ -156,13 +160,9 @@ impl<'a> Structurer<'a> {
                     return None;
                 }
                 // The body edge stays in the natural loop, the exit edge leaves it.
-                let looped: BTreeSet<BlockId> = self
-                    .r
-                    .edges
+                let looped: BTreeSet<BlockId> = back_into
                     .iter()
-                    .enumerate()
-                    .filter(|(i, e)| e.dst == cur && self.back.contains(i))
-                    .flat_map(|(_, e)| self.r.natural_loop(cur, e.src))
+                    .flat_map(|&i| self.r.natural_loop(&self.preds, cur, self.r.edges[i].src))
                     .collect();
                 let (body_e, exit_e) = match (looped.contains(&ea.dst), looped.contains(&eb.dst)) {
                     (true, false) => (*a, *b),
