@@ -10,7 +10,10 @@
 //!   NestedSDFG node in its parent's state, linked through transients), the
 //!   leaves holding a 2-map chain;
 //! * `loops`: a sequence of LoopRegions, each holding a second LoopRegion
-//!   whose state runs a 2-map chain through a transient.
+//!   whose state runs a 2-map chain through a transient;
+//! * `machine`: a state machine of for-loops in DaCe 1.0.2's form (a guard
+//!   state, a body state with a 2-map chain through a transient, a back
+//!   edge from the body to the guard and an exit edge to the next guard).
 //!
 //! "Nodes" counts every element of every `nodes` list: dataflow nodes
 //! (access nodes, map entries and exits, tasklets, nested SDFGs) and control
@@ -30,10 +33,17 @@ pub enum Shape {
     States,
     Tree,
     Loops,
+    Machine,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 4] = [Shape::Chain, Shape::States, Shape::Tree, Shape::Loops];
+    pub const ALL: [Shape; 5] = [
+        Shape::Chain,
+        Shape::States,
+        Shape::Tree,
+        Shape::Loops,
+        Shape::Machine,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -41,6 +51,7 @@ impl Shape {
             Shape::States => "states",
             Shape::Tree => "tree",
             Shape::Loops => "loops",
+            Shape::Machine => "machine",
         }
     }
 
@@ -65,6 +76,7 @@ pub fn generate(shape: Shape, target: usize) -> Synth {
         Shape::States => g.states_sdfg(&name, target),
         Shape::Tree => g.tree_sdfg(&name, target),
         Shape::Loops => g.loops_sdfg(&name, target),
+        Shape::Machine => g.machine_sdfg(&name, target),
     };
     Synth {
         json: serde_json::to_string(&v).expect("serializable"),
@@ -359,6 +371,46 @@ impl Gen {
             }
         }
         self.sdfg(name, arrays, true, blocks, edges)
+    }
+
+    fn machine_sdfg(&mut self, name: &str, target: usize) -> Value {
+        // per loop: guard state + body state + 3 access + 2*3 map nodes = 11
+        // (plus an initial and a final state).
+        let loops = target.div_ceil(11).max(1);
+        let mut arrays = Self::io_arrays();
+        let mut states = Vec::new();
+        let mut edges = Vec::new();
+        let edge = |src: usize, dst: usize, cond: &str, assign: Value| {
+            json!({"type": "Edge",
+                "attributes": {"data": {"type": "InterstateEdge",
+                    "attributes": {"assignments": assign,
+                                   "condition": {"string_data": cond, "language": "Python"}},
+                    "label": ""}},
+                "src": src.to_string(), "dst": dst.to_string()})
+        };
+        states.push(StateBuilder::new().finish(self, "init", 0));
+        edges.push(edge(0, 1, "1", json!({"i": "0"})));
+        for k in 0..loops {
+            let (guard, body, next) = (1 + 2 * k, 2 + 2 * k, 3 + 2 * k);
+            states.push(StateBuilder::new().finish(self, &format!("guard{k}"), guard));
+            let t = format!("M{k}");
+            arrays.insert(t.clone(), array(true));
+            let mut s = StateBuilder::new();
+            let a = s.access(self, "A");
+            let tt = s.access(self, &t);
+            let b = s.access(self, "B");
+            s.map(self, (a, "A"), (tt, &t), 1);
+            s.map(self, (tt, &t), (b, "B"), 2);
+            states.push(s.finish(self, &format!("body{k}"), body));
+            edges.push(edge(guard, body, "(i < 2)", json!({})));
+            edges.push(edge(body, guard, "1", json!({"i": "(i + 1)"})));
+            // The exit edge leads to the next guard, or to the final state.
+            edges.push(edge(guard, next, "(not (i < 2))", json!({"i": "0"})));
+        }
+        states.push(StateBuilder::new().finish(self, "end", 2 * loops + 1));
+        let mut v = self.sdfg(name, arrays, true, states, edges);
+        v["attributes"]["symbols"]["i"] = json!("int32");
+        v
     }
 
     fn loop_region(&mut self, var: &str, trips: &str, nodes: Vec<Value>, id: usize) -> Value {

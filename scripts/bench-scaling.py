@@ -2,7 +2,7 @@
 """Scaling of sdfgc on synthetic SDFGs, one process per run.
 
     python3 scripts/bench-scaling.py [--sdfgc PATH] [--synth PATH] [--reps 5]
-        [--sizes 10,100,1000,10000,100000] [--shapes chain,states,tree,loops]
+        [--sizes 10,100,1000,10000,100000] [--shapes chain,states,tree,loops,machine]
 
 Generates each synthetic SDFG with the `synth` example (benches/synth.rs),
 runs `sdfgc FILE --target cpp -o DIR` REPS times, and reports per size the
@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--synth", default=os.path.join(tdir, "release", "examples", "synth"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sizes", default="10,100,1000,10000,100000")
-    ap.add_argument("--shapes", default="chain,states,tree,loops")
+    ap.add_argument("--shapes", default="chain,states,tree,loops,machine")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
