@@ -3,6 +3,7 @@
 pub mod data;
 pub mod dtype;
 pub mod expr;
+pub mod order;
 pub mod sdfg;
 pub mod simplify;
 

@@ -490,69 +490,6 @@ impl Memlet {
     }
 }
 
-impl Region {
-    /// The source block of every edge into each block, by block index.
-    pub fn predecessors(&self) -> Vec<Vec<BlockId>> {
-        let mut preds = vec![Vec::new(); self.blocks.len()];
-        for e in &self.edges {
-            preds[e.dst.index()].push(e.src);
-        }
-        preds
-    }
-
-    /// The blocks of the natural loop of the back edge `latch -> header`;
-    /// `preds` is [`Region::predecessors`], built once per region.
-    pub fn natural_loop(
-        &self,
-        preds: &[Vec<BlockId>],
-        header: BlockId,
-        latch: BlockId,
-    ) -> std::collections::BTreeSet<BlockId> {
-        let mut body = std::collections::BTreeSet::from([header, latch]);
-        let mut stack = vec![latch];
-        while let Some(b) = stack.pop() {
-            if b == header {
-                continue;
-            }
-            for &src in &preds[b.index()] {
-                if body.insert(src) {
-                    stack.push(src);
-                }
-            }
-        }
-        body
-    }
-
-    /// The blocks reachable from `start` in reverse postorder (the order the
-    /// writers emit them and the liveness analysis numbers them).
-    pub fn program_order(&self, start: BlockId) -> Vec<BlockId> {
-        let r = self;
-        let mut succ: Vec<Vec<BlockId>> = vec![Vec::new(); r.blocks.len()];
-        for e in &r.edges {
-            succ[e.src.index()].push(e.dst);
-        }
-        let mut visited = vec![false; r.blocks.len()];
-        let mut post = Vec::new();
-        // Iterative DFS.
-        let mut stack: Vec<(BlockId, usize)> = vec![(start, 0)];
-        visited[start.index()] = true;
-        while let Some((b, i)) = stack.pop() {
-            if i < succ[b.index()].len() {
-                stack.push((b, i + 1));
-                let n = succ[b.index()][i];
-                if !visited[n.index()] {
-                    visited[n.index()] = true;
-                    stack.push((n, 0));
-                }
-            } else {
-                post.push(b);
-            }
-        }
-        post.reverse();
-        post
-    }
-}
-
 impl State {
     /// A topological order of the nodes (Kahn's algorithm, ties broken by
     /// node index so the order is deterministic and close to the JSON's);

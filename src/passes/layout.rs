@@ -63,43 +63,59 @@ impl StorageLayout {
         layout: Layout,
         keep_apart: &dyn Fn(&ExternalSlot) -> bool,
     ) -> StorageLayout {
+        let ranges: Vec<Live> = slots
+            .iter()
+            .map(|s| {
+                live.ranges
+                    .get(&(s.sdfg, s.name.clone()))
+                    .copied()
+                    .unwrap_or(Live {
+                        start: 0,
+                        end: u32::MAX,
+                    })
+            })
+            .collect();
+        let apart: Vec<bool> = slots.iter().map(keep_apart).collect();
         let mut order: Vec<usize> = (0..slots.len()).collect();
-        let range = |s: &ExternalSlot| {
-            live.ranges
-                .get(&(s.sdfg, s.name.clone()))
-                .copied()
-                .unwrap_or(Live {
-                    start: 0,
-                    end: u32::MAX,
-                })
-        };
-        order.sort_by_key(|&i| (range(&slots[i]).start, i));
+        order.sort_by_key(|&i| (ranges[i].start, i));
         // Ranges that touch at an in-place map may share when the two have the same bytes.
+        let pairs: BTreeSet<(u32, &str)> = live
+            .in_place
+            .iter()
+            .flat_map(|ip| [(ip.sdfg, ip.read.as_str()), (ip.sdfg, ip.written.as_str())])
+            .collect();
         let in_place = |a: &ExternalSlot, b: &ExternalSlot| {
             a.dtype.size() == b.dtype.size()
                 && simplify(&a.elements) == simplify(&b.elements)
                 && live.in_place_pair(a.sdfg, &a.name, b.sdfg, &b.name)
         };
         let mut shelf_of = vec![0usize; slots.len()];
-        // Members of each shelf so far.
-        let mut shelves: Vec<Vec<usize>> = Vec::new();
+        // Members of each shelf so far, the furthest end among them, and
+        // whether a member is kept apart (then the shelf takes no other).
+        let mut shelves: Vec<(Vec<usize>, u32, bool)> = Vec::new();
         for &i in &order {
-            let li = range(&slots[i]);
-            let fits = |members: &Vec<usize>| {
+            let li = ranges[i];
+            let pairs_in_place = pairs.contains(&(slots[i].sdfg, slots[i].name.as_str()));
+            // Members are added in order of start, so a member overlaps `li`
+            // iff it ends at or after `li.start`.
+            let fits = |(members, end, closed): &(Vec<usize>, u32, bool)| {
                 layout == Layout::Packed
-                    && !keep_apart(&slots[i])
-                    && members.iter().all(|&j| {
-                        !keep_apart(&slots[j])
-                            && (!range(&slots[j]).overlaps(&li) || in_place(&slots[i], &slots[j]))
-                    })
+                    && !apart[i]
+                    && !closed
+                    && (*end < li.start
+                        || pairs_in_place
+                            && members.iter().all(|&j| {
+                                ranges[j].end < li.start || in_place(&slots[i], &slots[j])
+                            }))
             };
             match shelves.iter().position(fits) {
                 Some(k) => {
-                    shelves[k].push(i);
+                    shelves[k].0.push(i);
+                    shelves[k].1 = shelves[k].1.max(li.end);
                     shelf_of[i] = k;
                 }
                 None => {
-                    shelves.push(vec![i]);
+                    shelves.push((vec![i], li.end, apart[i]));
                     shelf_of[i] = shelves.len() - 1;
                 }
             }
@@ -109,7 +125,7 @@ impl StorageLayout {
             .enumerate()
             .map(|(i, s)| Placement {
                 slot: s.clone(),
-                live: range(s),
+                live: ranges[i],
                 shelf: shelf_of[i],
                 bytes: simplify(&Expr::bin(
                     BinaryOp::Mul,

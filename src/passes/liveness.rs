@@ -2,8 +2,9 @@
 //!
 //! Every top-level dataflow node of every state (a map scope, a tasklet, an
 //! access node, a nested SDFG call, a library node) gets a position, in the
-//! order the writers emit them: blocks of a region in reverse postorder,
-//! nested regions and branches inline, nodes of a state in topological
+//! order the writers emit them: blocks of a region in program order
+//! ([`Region::program_order`]: forward edges go forward, every loop's
+//! blocks are contiguous), nested regions and branches inline, nodes of a state in topological
 //! order. A container is live from its first to its last use. A container
 //! used inside a loop (a `LoopRegion` or the natural loop of a back edge of a
 //! state machine) is live for the whole loop, because its value may be

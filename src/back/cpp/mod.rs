@@ -369,27 +369,50 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 },
                 storage: storage.dace_name().to_string(),
                 align: l.align,
-                shelves: (0..l.shelves)
-                    .map(|k| {
-                        let members: Vec<&crate::passes::layout::Placement> =
-                            l.placements.iter().filter(|pl| pl.shelf == k).collect();
-                        let size = members
-                            .iter()
-                            .map(|pl| member_size(pl))
-                            .reduce(|a, b| format!("sdfgc_max({a}, {b})"))
-                            .unwrap_or_default();
-                        let names: Vec<String> = members
-                            .iter()
-                            .map(|pl| {
-                                format!("{} [live {}-{}]", pl.slot.name, pl.live.start, pl.live.end)
-                            })
-                            .collect();
-                        Shelf {
-                            comment: names.join(", "),
-                            size,
-                        }
-                    })
-                    .collect(),
+                shelves: {
+                    let mut by_shelf: Vec<Vec<&crate::passes::layout::Placement>> =
+                        vec![Vec::new(); l.shelves];
+                    for pl in &l.placements {
+                        by_shelf[pl.shelf].push(pl);
+                    }
+                    by_shelf
+                        .iter()
+                        .map(|members| {
+                            // The largest of the distinct member sizes.
+                            let mut sizes: Vec<String> = Vec::new();
+                            let mut seen = std::collections::BTreeSet::new();
+                            for pl in members {
+                                let size = member_size(pl);
+                                if seen.insert(size.clone()) {
+                                    sizes.push(size);
+                                }
+                            }
+                            let mut size = "sdfgc_max(".repeat(sizes.len().saturating_sub(1));
+                            for (i, s) in sizes.iter().enumerate() {
+                                if i > 0 {
+                                    size.push_str(", ");
+                                }
+                                size.push_str(s);
+                                if i > 0 {
+                                    size.push(')');
+                                }
+                            }
+                            let names: Vec<String> = members
+                                .iter()
+                                .map(|pl| {
+                                    format!(
+                                        "{} [live {}-{}]",
+                                        pl.slot.name, pl.live.start, pl.live.end
+                                    )
+                                })
+                                .collect();
+                            Shelf {
+                                comment: names.join(", "),
+                                size,
+                            }
+                        })
+                        .collect()
+                },
                 slots: l
                     .placements
                     .iter()
