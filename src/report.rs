@@ -33,12 +33,12 @@ fn storage_json(l: &StorageLayout, symbols: &Symbols) -> Value {
         .map(|p| align_up(&p.bytes, l.align))
         .reduce(|a, b| Expr::bin(crate::ir::BinaryOp::Add, a, b))
         .unwrap_or(Expr::Int(0));
-    let sizes = l.shelf_sizes();
+    let offsets = l.shelf_offsets();
     let transients: Vec<Value> = l
         .placements
         .iter()
         .map(|p| {
-            let off = l.shelf_offset(p.shelf);
+            let off = &offsets[p.shelf];
             json!({
                 "name": p.slot.name,
                 "sdfg": p.slot.sdfg,
@@ -46,17 +46,17 @@ fn storage_json(l: &StorageLayout, symbols: &Symbols) -> Value {
                 "bytes": formula(&p.bytes),
                 "bytes_value": value(&p.bytes, symbols),
                 "shelf": p.shelf,
-                "offset_formula": formula(&off),
-                "offset": value(&off, symbols),
+                "offset_formula": formula(off),
+                "offset": value(off, symbols),
                 "live": [p.live.start, p.live.end],
             })
         })
         .collect();
     json!({
         "alignment": l.align,
-        "shelves": sizes.len(),
-        "packed": formula(&l.total()),
-        "packed_bytes": value(&l.total(), symbols),
+        "shelves": l.shelves,
+        "packed": formula(&offsets[l.shelves]),
+        "packed_bytes": value(&offsets[l.shelves], symbols),
         "sequential": formula(&sequential),
         "sequential_bytes": value(&sequential, symbols),
         "dace": formula(&l.dace_total()),

@@ -187,35 +187,51 @@ impl StorageLayout {
         by_shelf
     }
 
-    /// Size of each shelf: the largest member, aligned.
+    /// Size of each shelf: the largest of its members' distinct sizes, aligned.
     pub fn shelf_sizes(&self) -> Vec<Expr> {
-        (0..self.shelves)
-            .map(|k| {
-                self.placements
-                    .iter()
-                    .filter(|p| p.shelf == k)
-                    .map(|p| align_up(&p.bytes, self.align))
+        self.members_by_shelf()
+            .iter()
+            .map(|members| {
+                let mut distinct: Vec<&Expr> = Vec::new();
+                for p in members {
+                    if !distinct.contains(&&p.bytes) {
+                        distinct.push(&p.bytes);
+                    }
+                }
+                distinct
+                    .into_iter()
+                    .map(|b| align_up(b, self.align))
                     .reduce(|a, b| Expr::Call(Func::Max, vec![a, b]))
                     .unwrap_or(Expr::Int(0))
             })
             .collect()
     }
 
-    /// Offset of a shelf: the sum of the shelves before it.
-    pub fn shelf_offset(&self, k: usize) -> Expr {
+    /// Offset of every shelf (the sum of the shelves before it), then the total.
+    pub fn shelf_offsets(&self) -> Vec<Expr> {
         let sizes = self.shelf_sizes();
-        simplify(
-            &sizes[..k]
-                .iter()
-                .cloned()
-                .reduce(|a, b| Expr::bin(BinaryOp::Add, a, b))
-                .unwrap_or(Expr::Int(0)),
-        )
+        (0..=sizes.len())
+            .map(|k| {
+                simplify(
+                    &sizes[..k]
+                        .iter()
+                        .cloned()
+                        .reduce(|a, b| Expr::bin(BinaryOp::Add, a, b))
+                        .unwrap_or(Expr::Int(0)),
+                )
+            })
+            .collect()
     }
 
     /// Total bytes (a multiple of the alignment).
     pub fn total(&self) -> Expr {
-        self.shelf_offset(self.shelves)
+        let sizes = self.shelf_sizes();
+        simplify(
+            &sizes
+                .into_iter()
+                .reduce(|a, b| Expr::bin(BinaryOp::Add, a, b))
+                .unwrap_or(Expr::Int(0)),
+        )
     }
 
     /// DaCe's size: the unaligned sum of all transients.
@@ -327,5 +343,35 @@ mod tests {
             &|_| false,
         );
         assert_eq!(l.shelves, 2);
+    }
+
+    #[test]
+    fn shelves_in_order_of_start_with_sizes_and_offsets() {
+        use crate::ir::simplify::eval_int;
+        let live = liveness(&[("a", 1, 3), ("b", 4, 6), ("c", 2, 8), ("d", 9, 9)], &[]);
+        let slots = [slot("a", 10), slot("b", 10), slot("c", 100), slot("d", 20)];
+        let l = StorageLayout::new(&slots, &live, 64, Layout::Packed, &|_| false);
+        let shelf: Vec<usize> = l.placements.iter().map(|p| p.shelf).collect();
+        assert_eq!(shelf, [0, 0, 1, 0]);
+        let int = |e: &Expr| eval_int(e, &mut |_| None);
+        // Shelf 0: the larger of 80 and 160 bytes (80 counted once), aligned.
+        let sizes: Vec<Option<i64>> = l.shelf_sizes().iter().map(int).collect();
+        assert_eq!(sizes, [Some(192), Some(832)]);
+        let offsets: Vec<Option<i64>> = l.shelf_offsets().iter().map(int).collect();
+        assert_eq!(offsets, [Some(0), Some(192), Some(1024)]);
+        assert_eq!(int(&l.total()), Some(1024));
+        // A slot kept apart takes a shelf of its own that no other joins.
+        let l = StorageLayout::new(&slots, &live, 64, Layout::Packed, &|s| s.name == "a");
+        let shelf: Vec<usize> = l.placements.iter().map(|p| p.shelf).collect();
+        assert_eq!(shelf, [0, 2, 1, 1]);
+        // Equal sizes count once: no max of a size with itself.
+        let n = |name: &str| ExternalSlot {
+            elements: Expr::Sym("N".into()),
+            ..slot(name, 0)
+        };
+        let live = liveness(&[("a", 1, 3), ("b", 4, 6)], &[]);
+        let l = StorageLayout::new(&[n("a"), n("b")], &live, 64, Layout::Packed, &|_| false);
+        assert_eq!(l.shelves, 1);
+        assert!(!matches!(l.shelf_sizes()[0], Expr::Call(Func::Max, _)));
     }
 }
