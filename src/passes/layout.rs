@@ -177,7 +177,8 @@ impl StorageLayout {
             .collect()
     }
 
-    fn members_by_shelf(&self) -> Vec<Vec<&Placement>> {
+    /// The placements of each shelf, in slot order.
+    pub fn members_by_shelf(&self) -> Vec<Vec<&Placement>> {
         let mut by_shelf: Vec<Vec<&Placement>> = vec![Vec::new(); self.shelves];
         for p in &self.placements {
             if let Some(v) = by_shelf.get_mut(p.shelf) {
@@ -192,14 +193,12 @@ impl StorageLayout {
         self.members_by_shelf()
             .iter()
             .map(|members| {
-                let mut distinct: Vec<&Expr> = Vec::new();
-                for p in members {
-                    if !distinct.contains(&&p.bytes) {
-                        distinct.push(&p.bytes);
-                    }
-                }
-                distinct
-                    .into_iter()
+                // Keyed by their text: `Expr` holds floats, so it has no `Ord`.
+                let mut seen = BTreeSet::new();
+                members
+                    .iter()
+                    .map(|p| &p.bytes)
+                    .filter(|b| seen.insert(format!("{b:?}")))
                     .map(|b| align_up(b, self.align))
                     .reduce(|a, b| Expr::Call(Func::Max, vec![a, b]))
                     .unwrap_or(Expr::Int(0))

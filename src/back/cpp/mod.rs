@@ -94,6 +94,42 @@ struct Shelf {
     size: String,
 }
 
+/// The size and comment of a shelf: the largest of its members' distinct
+/// sizes, and every member with its live range.
+fn shelf(members: &[&crate::passes::layout::Placement], align: u64) -> Shelf {
+    let mut sizes: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for pl in members {
+        let size = format!(
+            "sdfgc_align_up(sizeof({}) * static_cast<size_t>({}), {align})",
+            pl.slot.dtype.ctype(),
+            cexpr::to_cpp(&pl.slot.elements),
+        );
+        if seen.insert(size.clone()) {
+            sizes.push(size);
+        }
+    }
+    // sdfgc_max(sdfgc_max(a, b), c), written in one pass.
+    let mut size = "sdfgc_max(".repeat(sizes.len().saturating_sub(1));
+    for (i, s) in sizes.iter().enumerate() {
+        if i > 0 {
+            size.push_str(", ");
+        }
+        size.push_str(s);
+        if i > 0 {
+            size.push(')');
+        }
+    }
+    let names: Vec<String> = members
+        .iter()
+        .map(|pl| format!("{} [live {}-{}]", pl.slot.name, pl.live.start, pl.live.end))
+        .collect();
+    Shelf {
+        comment: names.join(", "),
+        size,
+    }
+}
+
 struct Workspace {
     /// Code that refuses a pointer that is not device memory (GPU storage only).
     device_check: String,
@@ -353,76 +389,27 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let workspaces: Vec<Workspace> = p
         .layouts
         .iter()
-        .map(|(storage, l)| {
-            let member_size = |pl: &crate::passes::layout::Placement| {
-                format!(
-                    "sdfgc_align_up(sizeof({}) * static_cast<size_t>({}), {})",
-                    pl.slot.dtype.ctype(),
-                    cexpr::to_cpp(&pl.slot.elements),
-                    l.align
-                )
-            };
-            Workspace {
-                device_check: match p.gpu {
-                    Some(g) if storage.is_gpu() => device_check(g),
-                    _ => String::new(),
-                },
-                storage: storage.dace_name().to_string(),
-                align: l.align,
-                shelves: {
-                    let mut by_shelf: Vec<Vec<&crate::passes::layout::Placement>> =
-                        vec![Vec::new(); l.shelves];
-                    for pl in &l.placements {
-                        by_shelf[pl.shelf].push(pl);
-                    }
-                    by_shelf
-                        .iter()
-                        .map(|members| {
-                            // The largest of the distinct member sizes.
-                            let mut sizes: Vec<String> = Vec::new();
-                            let mut seen = std::collections::BTreeSet::new();
-                            for pl in members {
-                                let size = member_size(pl);
-                                if seen.insert(size.clone()) {
-                                    sizes.push(size);
-                                }
-                            }
-                            let mut size = "sdfgc_max(".repeat(sizes.len().saturating_sub(1));
-                            for (i, s) in sizes.iter().enumerate() {
-                                if i > 0 {
-                                    size.push_str(", ");
-                                }
-                                size.push_str(s);
-                                if i > 0 {
-                                    size.push(')');
-                                }
-                            }
-                            let names: Vec<String> = members
-                                .iter()
-                                .map(|pl| {
-                                    format!(
-                                        "{} [live {}-{}]",
-                                        pl.slot.name, pl.live.start, pl.live.end
-                                    )
-                                })
-                                .collect();
-                            Shelf {
-                                comment: names.join(", "),
-                                size,
-                            }
-                        })
-                        .collect()
-                },
-                slots: l
-                    .placements
-                    .iter()
-                    .map(|pl| Slot {
-                        member: member_name(pl.slot.sdfg, &pl.slot.name),
-                        ctype: pl.slot.dtype.ctype().to_string(),
-                        shelf: pl.shelf,
-                    })
-                    .collect(),
-            }
+        .map(|(storage, l)| Workspace {
+            device_check: match p.gpu {
+                Some(g) if storage.is_gpu() => device_check(g),
+                _ => String::new(),
+            },
+            storage: storage.dace_name().to_string(),
+            align: l.align,
+            shelves: l
+                .members_by_shelf()
+                .iter()
+                .map(|members| shelf(members, l.align))
+                .collect(),
+            slots: l
+                .placements
+                .iter()
+                .map(|pl| Slot {
+                    member: member_name(pl.slot.sdfg, &pl.slot.name),
+                    ctype: pl.slot.dtype.ctype().to_string(),
+                    shelf: pl.shelf,
+                })
+                .collect(),
         })
         .collect();
     let mode = match p.mode {
