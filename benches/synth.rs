@@ -102,6 +102,17 @@ fn array(transient: bool) -> Value {
     json!({"type": "Array", "attributes": a})
 }
 
+/// An interstate edge `src -> dst` (no condition key when `cond` is None).
+fn interstate_edge(src: usize, dst: usize, cond: Option<&str>, assignments: Value) -> Value {
+    let mut attributes = json!({ "assignments": assignments });
+    if let Some(c) = cond {
+        attributes["condition"] = json!({"string_data": c, "language": "Python"});
+    }
+    json!({"type": "Edge",
+        "attributes": {"data": {"type": "InterstateEdge", "attributes": attributes, "label": ""}},
+        "src": src.to_string(), "dst": dst.to_string()})
+}
+
 fn empty_code() -> Value {
     json!({"frame": {"string_data": "", "language": "CPP"}})
 }
@@ -334,11 +345,7 @@ impl Gen {
             self.chain_into(&mut s, &mut arrays, &format!("T{k}_"), &first, &last, PER);
             states.push(s.finish(self, &format!("s{k}"), k));
             if k > 0 {
-                edges.push(json!({"type": "Edge",
-                    "attributes": {"data": {"type": "InterstateEdge",
-                        "attributes": {"assignments": {}, "condition": {"string_data": "1", "language": "Python"}},
-                        "label": ""}},
-                    "src": (k - 1).to_string(), "dst": k.to_string()}));
+                edges.push(interstate_edge(k - 1, k, Some("1"), json!({})));
             }
         }
         self.sdfg(name, arrays, true, states, edges)
@@ -351,23 +358,12 @@ impl Gen {
         let mut blocks = Vec::new();
         let mut edges = Vec::new();
         for k in 0..groups {
-            let t = format!("L{k}");
-            arrays.insert(t.clone(), array(true));
-            let mut s = StateBuilder::new();
-            let a = s.access(self, "A");
-            let tt = s.access(self, &t);
-            let b = s.access(self, "B");
-            s.map(self, (a, "A"), (tt, &t), 1);
-            s.map(self, (tt, &t), (b, "B"), 2);
-            let st = s.finish(self, "body", 0);
+            let st = self.two_map_state(&mut arrays, &format!("L{k}"), "body", 0);
             let inner = self.loop_region(&format!("j{k}"), "3", vec![st], 0);
             let outer = self.loop_region(&format!("i{k}"), "2", vec![inner], k);
             blocks.push(outer);
             if k > 0 {
-                edges.push(json!({"type": "Edge",
-                    "attributes": {"data": {"type": "InterstateEdge",
-                        "attributes": {"assignments": {}}, "label": ""}},
-                    "src": (k - 1).to_string(), "dst": k.to_string()}));
+                edges.push(interstate_edge(k - 1, k, None, json!({})));
             }
         }
         self.sdfg(name, arrays, true, blocks, edges)
@@ -380,28 +376,18 @@ impl Gen {
         let mut arrays = Self::io_arrays();
         let mut states = Vec::new();
         let mut edges = Vec::new();
-        let edge = |src: usize, dst: usize, cond: &str, assign: Value| {
-            json!({"type": "Edge",
-                "attributes": {"data": {"type": "InterstateEdge",
-                    "attributes": {"assignments": assign,
-                                   "condition": {"string_data": cond, "language": "Python"}},
-                    "label": ""}},
-                "src": src.to_string(), "dst": dst.to_string()})
-        };
+        let edge = |src, dst, cond, assign| interstate_edge(src, dst, Some(cond), assign);
         states.push(StateBuilder::new().finish(self, "init", 0));
         edges.push(edge(0, 1, "1", json!({"i": "0"})));
         for k in 0..loops {
             let (guard, body, next) = (1 + 2 * k, 2 + 2 * k, 3 + 2 * k);
             states.push(StateBuilder::new().finish(self, &format!("guard{k}"), guard));
-            let t = format!("M{k}");
-            arrays.insert(t.clone(), array(true));
-            let mut s = StateBuilder::new();
-            let a = s.access(self, "A");
-            let tt = s.access(self, &t);
-            let b = s.access(self, "B");
-            s.map(self, (a, "A"), (tt, &t), 1);
-            s.map(self, (tt, &t), (b, "B"), 2);
-            states.push(s.finish(self, &format!("body{k}"), body));
+            states.push(self.two_map_state(
+                &mut arrays,
+                &format!("M{k}"),
+                &format!("body{k}"),
+                body,
+            ));
             edges.push(edge(guard, body, "(i < 2)", json!({})));
             edges.push(edge(body, guard, "1", json!({"i": "(i + 1)"})));
             // The exit edge leads to the next guard, or to the final state.
@@ -411,6 +397,24 @@ impl Gen {
         let mut v = self.sdfg(name, arrays, true, states, edges);
         v["attributes"]["symbols"]["i"] = json!("int32");
         v
+    }
+
+    /// A state `label` computing transient `t` from A and B from `t` (two maps).
+    fn two_map_state(
+        &mut self,
+        arrays: &mut serde_json::Map<String, Value>,
+        t: &str,
+        label: &str,
+        id: usize,
+    ) -> Value {
+        arrays.insert(t.to_string(), array(true));
+        let mut s = StateBuilder::new();
+        let a = s.access(self, "A");
+        let tt = s.access(self, t);
+        let b = s.access(self, "B");
+        s.map(self, (a, "A"), (tt, t), 1);
+        s.map(self, (tt, t), (b, "B"), 2);
+        s.finish(self, label, id)
     }
 
     fn loop_region(&mut self, var: &str, trips: &str, nodes: Vec<Value>, id: usize) -> Value {
