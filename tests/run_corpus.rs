@@ -122,3 +122,31 @@ fn every_cpu_case_passes_in_every_mode() {
     );
     assert_all_passed("runs", tasks.len(), &failures);
 }
+
+/// NPBench's kernels (programs nobody on this project wrote): the simplified,
+/// external and auto-optimized SDFG of every kernel, in the default and the
+/// external modes, run with several OpenMP threads on a poisoned workspace.
+#[test]
+fn every_npbench_kernel_passes() {
+    let modes = [
+        (None, Layout::Packed),
+        (Some(Mode::External), Layout::Packed),
+    ];
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = common::corpus::npbench_variants()
+        .into_iter()
+        .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .collect();
+    assert!(tasks.len() >= 140, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "npbench/{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
+    assert_all_passed("NPBench runs", tasks.len(), &failures);
+}

@@ -13,10 +13,19 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// Every `(case directory, file name)` under `fixtures/` whose directory has a
-/// `case.json` and whose name `keep` accepts, sorted.
+/// `case.json` and whose name `keep` accepts, sorted. `fixtures/npbench` is
+/// left out: its cases run in their own test ([`npbench_variants`]).
 pub fn case_files(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
+    case_files_under(&fixtures(), keep)
+        .into_iter()
+        .filter(|(d, _)| !d.starts_with(fixtures().join("npbench")))
+        .collect()
+}
+
+/// [`case_files`] below `root`, npbench included.
+pub fn case_files_under(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let mut stack = vec![fixtures()];
+    let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
         let entries: Vec<PathBuf> = std::fs::read_dir(&d)
             .unwrap()
@@ -46,6 +55,17 @@ pub fn cpu_variants() -> Vec<(PathBuf, String)> {
             n,
             "program.sdfg" | "program.external.sdfg" | "program.v2.sdfg"
         ) || (n.starts_with("cpu") && n.ends_with(".sdfg"))
+    })
+}
+
+/// The CPU variants of the NPBench kernels (`fixtures/npbench`): simplified,
+/// external and auto-optimized SDFGs.
+pub fn npbench_variants() -> Vec<(PathBuf, String)> {
+    case_files_under(&fixtures().join("npbench"), |n| {
+        matches!(
+            n,
+            "program.sdfg" | "program.external.sdfg" | "program.autoopt.sdfg"
+        )
     })
 }
 

@@ -1529,6 +1529,12 @@ fn run_driver(driver: &Path, lib: &Path, sanitize: bool) -> Result<DriverRun, St
     let err_path = dir.path().join("stderr");
     let file = |p: &Path| fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
     let mut cmd = Command::new(driver);
+    // Several OpenMP threads, more than this machine may have cores: a
+    // variable shared between the iterations of a parallel loop races.
+    cmd.env(
+        "OMP_NUM_THREADS",
+        std::env::var("SDFGC_TEST_THREADS").unwrap_or_else(|_| "3".into()),
+    );
     if sanitize {
         cmd.envs(SANITIZER_ENV);
     }
