@@ -109,8 +109,19 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
 pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
     let mut c = Collector::default();
     c.region(sdfg, &sdfg.body);
-    // Strides and offsets of every container count; shapes and sizes only of transients.
-    for d in sdfg.arrays.values() {
+    // The symbols of a container count only where the program uses the
+    // container: an access node in a state, or its name in an interstate
+    // expression (DaCe 1.0.2: `AccessNode` descriptors and edges naming
+    // arrays; 2.x: `read_and_write_sets`). An array argument the program never
+    // touches adds none of its stride symbols to the signature. Strides and
+    // offsets count; shapes and sizes only of transients.
+    let used_containers: Vec<&DataDesc> = sdfg
+        .arrays
+        .iter()
+        .filter(|(n, _)| c.accessed.contains(*n) || c.used.contains(*n))
+        .map(|(_, d)| d)
+        .collect();
+    for d in used_containers {
         for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);
         }
@@ -141,6 +152,8 @@ struct Collector {
     defined: BTreeSet<String>,
     /// Names seen only as identifiers in C++ code (kept only if they are symbols).
     cpp_only: BTreeSet<String>,
+    /// Containers named by an access node.
+    accessed: BTreeSet<String>,
 }
 
 impl Collector {
@@ -228,6 +241,9 @@ impl Collector {
             .collect();
         for (idx, n) in st.nodes.iter().enumerate() {
             match &n.kind {
+                NodeKind::Access(a) => {
+                    self.accessed.insert(a.data.clone());
+                }
                 NodeKind::MapEntry(m) => {
                     for r in &m.range {
                         for e in [&r.start, &r.end, &r.step] {
