@@ -240,3 +240,21 @@ fn unknown_variant_is_a_harness_error() {
     .unwrap_err();
     assert!(err.contains("nope.sdfg"), "{err}");
 }
+
+#[test]
+fn stated_signature_must_equal_dace_abi() {
+    let right = build_lib(&["SIGNATURE_RIGHT"]);
+    let report = run(&right, &RunOptions::default());
+    assert!(report.ok, "{}", report.message);
+    let wrong = build_lib(&["SIGNATURE_WRONG"]);
+    let report = run(&wrong, &RunOptions::default());
+    assert!(!report.ok);
+    assert!(
+        report
+            .message
+            .contains("parameter lists differ from DaCe's")
+            && report.message.contains("__B_stride"),
+        "{}",
+        report.message
+    );
+}

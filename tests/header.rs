@@ -176,6 +176,7 @@ fn c_program_links_against_the_library() {
         r#"#include "cases_dev_jacobi_1d.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 int main(void) {
     enum { N = 64 };
     double a[N], b[N];
@@ -192,6 +193,12 @@ int main(void) {
     if (rc != 0) { fprintf(stderr, "%s\n", __sdfgc_error_string(rc)); return 1; }
     __program_cases_dev_jacobi_1d(s, a, b, N, 3);
     if (__dace_exit_cases_dev_jacobi_1d(s) != 0) return 1;
+    if (strcmp(__sdfgc_signature_cases_dev_jacobi_1d(),
+               "{\"program\":[[\"A\",\"double *\"],[\"B\",\"double *\"],[\"N\",\"int\"],"
+               "[\"TSTEPS\",\"int\"]],\"init\":[[\"N\",\"int\"]]}") != 0) {
+        fprintf(stderr, "signature: %s\n", __sdfgc_signature_cases_dev_jacobi_1d());
+        return 1;
+    }
     free(ws);
     /* Interior points of a linear ramp stay (0.33333 * 3) * i after the steps. */
     printf("a[10] = %.6f\n", a[10]);
@@ -227,4 +234,30 @@ int main(void) {
         .arg(&exe));
     let out = run(&mut Command::new(&exe));
     assert!(out.contains("misaligned"), "{out}");
+}
+
+#[test]
+fn default_storage_workspace_functions_exist_where_dace_asks_for_them() {
+    // DaCe's CompiledSDFG asks for the storage written on External arrays:
+    // `Default` for seed_external_2d (built with DaCe's builder API).
+    let code = |sdfg: &str, mode| {
+        let opts = CompileOptions {
+            mode,
+            ..CompileOptions::new(Target::Cpp)
+        };
+        let outs = generate(&repo().join(sdfg), &opts).unwrap();
+        outs.into_iter().find(|(n, _)| n.ends_with(".cpp")).unwrap().1
+    };
+    let seed = code("fixtures/corpus/seed_external_2d/program.sdfg", None);
+    for f in [
+        "size_t __dace_get_external_memory_size_Default(",
+        "void __dace_set_external_memory_Default(",
+        "size_t __dace_get_external_memory_size_CPU_Heap(",
+    ] {
+        assert!(seed.contains(f), "missing {f}");
+    }
+    // No External array of storage Default: DaCe asks for CPU_Heap only.
+    let jacobi = code("fixtures/corpus/jacobi_1d/program.sdfg", Some(Mode::External));
+    assert!(jacobi.contains("__dace_get_external_memory_size_CPU_Heap("));
+    assert!(!jacobi.contains("_Default("));
 }

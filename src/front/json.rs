@@ -495,6 +495,9 @@ fn connectors<'a>(attrs: Option<&'a Json<'a>>, key: &str, path: &str) -> Result<
         let t = located(|p| conn_type(v, p), || ptr(&ptr(path, key), k))?;
         out.insert(k.to_string(), t);
     }
+    // Connectors are matched by name (edges name them); their order in the
+    // JSON object carries no meaning and must not show in the output.
+    out.sort_keys();
     Ok(out)
 }
 

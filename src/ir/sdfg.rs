@@ -519,3 +519,27 @@ impl State {
         (order.len() == n).then_some(order)
     }
 }
+
+impl Sdfg {
+    /// Calls `f` on this SDFG and every SDFG nested in it, depth first.
+    pub fn for_each_sdfg<'a>(&'a self, f: &mut dyn FnMut(&'a Sdfg)) {
+        fn region<'a>(r: &'a Region, f: &mut dyn FnMut(&'a Sdfg)) {
+            for b in &r.blocks {
+                match &b.kind {
+                    BlockKind::State(st) => {
+                        for n in &st.nodes {
+                            if let NodeKind::Nested(ns) = &n.kind {
+                                ns.sdfg.for_each_sdfg(f);
+                            }
+                        }
+                    }
+                    BlockKind::Region(inner) => region(inner, f),
+                    BlockKind::Conditional(brs) => brs.iter().for_each(|(_, r)| region(r, f)),
+                    BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+                }
+            }
+        }
+        f(self);
+        region(&self.body, f);
+    }
+}

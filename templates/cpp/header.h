@@ -49,6 +49,9 @@ typedef struct {{ name }}_state_t {{ name }}_state_t;
 {{ name }}_state_t *__dace_init_{{ name }}({{ init_params }});
 /* Runs the program (arguments as listed above). Not reentrant for one state. */
 void __program_{{ name }}({{ name }}_state_t *__state{{ program_params }});
+/* The parameter lists above as JSON, for loaders to check theirs against:
+ * {{ signature }} */
+const char *__sdfgc_signature_{{ name }}(void);
 /* Frees the state (never a workspace set by the application); returns 0 on success. */
 int __dace_exit_{{ name }}({{ name }}_state_t *__state);
 {%- for w in workspaces %}

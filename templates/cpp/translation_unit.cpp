@@ -57,6 +57,12 @@ extern "C" void __program_{{ name }}({{ name }}_state_t *__state{{ program_param
 {{ entry_checks }}    __program_{{ name }}_internal(__state{{ program_args }});
 }
 
+/// The exact parameter lists of __program_{{ name }} and __dace_init_{{ name }}
+/// (JSON: [name, C type] pairs after the state), for loaders to check theirs against.
+extern "C" const char *__sdfgc_signature_{{ name }}(void) {
+    return "{{ signature }}";
+}
+
 extern "C" {{ name }}_state_t *__dace_init_{{ name }}({{ init_params }}) {
     {{ name }}_state_t *__state = new {{ name }}_state_t();
 {{ init_body }}    return __state;
@@ -94,6 +100,19 @@ extern "C" void __dace_set_external_memory_{{ w.storage }}({{ name }}_state_t *_
     __state->{{ s.member }} = reinterpret_cast<{{ s.ctype }} *>(ptr + __shelf[{{ s.shelf }}]);
 {%- endfor %}
 }
+
+{%- for a in w.aliases %}
+
+/// __dace_get_external_memory_size_{{ w.storage }} under the storage name of the SDFG's External arrays.
+extern "C" size_t __dace_get_external_memory_size_{{ a }}({{ name }}_state_t *__state{{ init_params_tail }}) {
+    return __dace_get_external_memory_size_{{ w.storage }}(__state{{ init_args_tail }});
+}
+
+/// __dace_set_external_memory_{{ w.storage }} under the storage name of the SDFG's External arrays.
+extern "C" void __dace_set_external_memory_{{ a }}({{ name }}_state_t *__state, char *ptr{{ init_params_tail }}) {
+    __dace_set_external_memory_{{ w.storage }}(__state, ptr{{ init_args_tail }});
+}
+{%- endfor %}
 
 /// The alignment the {{ w.storage }} workspace pointer and every offset in it have.
 extern "C" size_t __sdfgc_workspace_alignment_{{ w.storage }}(void) { return {{ w.align }}; }

@@ -547,6 +547,8 @@ struct Param {
     kind: ParamKind,
     /// C++ type of the parameter in the driver's function-pointer type.
     ctype: &'static str,
+    /// The C type DaCe's generated code declares (case.json `ctype`).
+    dace_ctype: String,
 }
 
 #[derive(Debug, Clone)]
@@ -608,11 +610,13 @@ fn auto_external(storage: &str, init: &Func) -> External {
         name: "__state".into(),
         kind: ParamKind::State,
         ctype: "void*",
+        dace_ctype: String::new(),
     };
     let ptr = Param {
         name: "ptr".into(),
         kind: ParamKind::Workspace,
         ctype: "void*",
+        dace_ctype: String::new(),
     };
     let with = |head: Vec<Param>| head.into_iter().chain(init.params.clone()).collect();
     External {
@@ -655,7 +659,12 @@ fn parse_param(p: &Value) -> Result<Param, String> {
         p.get("dtype").and_then(Value::as_str),
     )
     .map_err(|e| format!("param {name}: {e}"))?;
-    Ok(Param { name, kind, ctype })
+    Ok(Param {
+        name,
+        kind,
+        ctype,
+        dace_ctype: get_str(p, "ctype")?.to_string(),
+    })
 }
 
 /// The C++ type a parameter is passed as: pointers (state, workspace, arrays)
@@ -1075,6 +1084,7 @@ fn emit_driver(
     emit_fn_pointer(&mut s, "  ", "f_init", "void*", &abi.init, true);
     emit_fn_pointer(&mut s, "  ", "f_prog", "void", &abi.program, true);
     emit_fn_pointer(&mut s, "  ", "f_exit", "int", &abi.exit, true);
+    emit_signature_check(&mut s, abi);
     emit_load_args(&mut s, case);
     for &i in device {
         writeln!(
@@ -1155,6 +1165,41 @@ fn emit_fn_pointer(
         s,
         "{indent}auto {var} = reinterpret_cast<{ret} (*)({})>({lookup});",
         params.join(", ")
+    )
+    .unwrap();
+}
+
+/// DaCe's parameter lists (case.json) in the form of sdfgc's
+/// `__sdfgc_signature_<name>()`: `{"program":[[name,ctype],...],"init":[...]}`.
+fn expected_signature(abi: &Abi) -> String {
+    let list = |f: &Func| {
+        f.params
+            .iter()
+            .filter(|p| p.kind != ParamKind::State)
+            .map(|p| format!("[\"{}\",\"{}\"]", p.name, p.dace_ctype))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "{{\"program\":[{}],\"init\":[{}]}}",
+        list(&abi.program),
+        list(&abi.init)
+    )
+}
+
+/// Where the library states its parameter lists (every sdfgc library does;
+/// DaCe's do not), they must be DaCe's exactly: a program called with
+/// another list gets its arguments shifted, which may go unseen.
+fn emit_signature_check(s: &mut String, abi: &Abi) {
+    let name = abi.program.symbol.trim_start_matches("__program_");
+    writeln!(
+        s,
+        "  {{\n    auto f_sig = reinterpret_cast<const char* (*)()>(dlsym(lib, {}));\n    \
+         const char* want = {};\n    \
+         if (f_sig && std::strcmp(f_sig(), want) != 0)\n      \
+         fail(\"parameter lists differ from DaCe's:\\n  library: %s\\n  DaCe:    %s\", f_sig(), want);\n  }}",
+        c_string(&format!("__sdfgc_signature_{name}")),
+        c_string(&expected_signature(abi))
     )
     .unwrap();
 }

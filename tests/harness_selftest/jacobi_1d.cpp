@@ -103,4 +103,18 @@ int __dace_exit_cases_dev_jacobi_1d(void* state) {
 #endif
 }
 
+#if defined(SIGNATURE_RIGHT)
+// The parameter lists of this file, as sdfgc's libraries state theirs.
+const char* __sdfgc_signature_cases_dev_jacobi_1d(void) {
+  return "{\"program\":[[\"A\",\"double *\"],[\"B\",\"double *\"],[\"N\",\"int\"],"
+         "[\"TSTEPS\",\"int\"]],\"init\":[[\"N\",\"int\"]]}";
+}
+#elif defined(SIGNATURE_WRONG)
+// A stray stride symbol, as an untouched array argument once added.
+const char* __sdfgc_signature_cases_dev_jacobi_1d(void) {
+  return "{\"program\":[[\"A\",\"double *\"],[\"B\",\"double *\"],[\"N\",\"int\"],"
+         "[\"TSTEPS\",\"int\"],[\"__B_stride\",\"int\"]],\"init\":[[\"N\",\"int\"]]}";
+}
+#endif
+
 }  // extern "C"

@@ -134,6 +134,10 @@ struct Workspace {
     /// Code that refuses a pointer that is not device memory (GPU storage only).
     device_check: String,
     storage: String,
+    /// Other storage names the workspace functions are exported under too:
+    /// `Default`, when External transients of storage Default live in it
+    /// (DaCe's `CompiledSDFG` asks for the storage written in the SDFG).
+    aliases: Vec<&'static str>,
     align: u64,
     shelves: Vec<Shelf>,
     slots: Vec<Slot>,
@@ -164,6 +168,8 @@ struct TranslationUnit<'a> {
     members: Vec<String>,
     functions: Vec<String>,
     program_params: String,
+    /// [`signature_json`] of the ABI, escaped for a C string literal.
+    signature: String,
     program_args: String,
     /// Checks at program entry (`--check-pointers`).
     entry_checks: String,
@@ -183,6 +189,8 @@ struct Header<'a> {
     guard: String,
     version: &'a str,
     program_params: String,
+    /// [`signature_json`] of the ABI.
+    signature: String,
     init_params: String,
     init_params_tail: String,
     /// One comment line per symbol (what it means).
@@ -192,6 +200,47 @@ struct Header<'a> {
     /// Which pointers must be device memory.
     memory: Vec<String>,
     workspaces: Vec<crate::back::sample::WorkspaceDoc>,
+}
+
+/// `["Default"]` if a transient of storage Default and lifetime External in
+/// the SDFG lives in the `storage` workspace, else nothing.
+fn default_storage_aliases(p: &Program, storage: Storage) -> Vec<&'static str> {
+    let mut found = false;
+    p.sdfg.for_each_sdfg(&mut |s| {
+        found |= s.arrays.iter().any(|(name, d)| {
+            d.transient
+                && d.storage == Storage::Default
+                && d.lifetime == Lifetime::External
+                && matches!(
+                    p.alloc.transients.get(&(s.id, name.clone())).map(|t| &t.memory),
+                    Some(Memory::External { storage: st, .. }) if *st == storage
+                )
+        });
+    });
+    if found { vec!["Default"] } else { Vec::new() }
+}
+
+/// The exported parameter lists as one line of JSON:
+/// `{"program":[["a","double *"],...],"init":[["N","int64_t"],...]}`
+/// (the state pointer left out). Names and C types need no escaping.
+pub fn signature_json(abi: &crate::passes::abi::Abi) -> String {
+    let list = |ps: &[crate::passes::abi::Param]| -> String {
+        ps.iter()
+            .map(|x| {
+                let ctype = match x.kind {
+                    ParamKind::Array => format!("{} *", x.dtype.ctype()),
+                    _ => x.dtype.ctype().to_string(),
+                };
+                format!("[\"{}\",\"{ctype}\"]", x.name)
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "{{\"program\":[{}],\"init\":[{}]}}",
+        list(&abi.program),
+        list(&abi.init)
+    )
 }
 
 /// Writes `<name>.cpp` and `<name>.h`.
@@ -395,6 +444,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 _ => String::new(),
             },
             storage: storage.dace_name().to_string(),
+            aliases: default_storage_aliases(p, *storage),
             align: l.align,
             shelves: l
                 .members_by_shelf()
@@ -445,6 +495,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         members,
         functions,
         program_params,
+        signature: signature_json(&p.abi).replace('"', "\\\""),
         program_args,
         entry_checks: entry_checks(p),
         body,
@@ -460,6 +511,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         guard: name.to_uppercase(),
         version,
         program_params: header_params,
+        signature: signature_json(&p.abi),
         init_params,
         init_params_tail,
         symbols: crate::back::sample::symbol_lines(p),
