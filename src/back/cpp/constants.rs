@@ -23,11 +23,13 @@ pub(crate) struct DeviceConstants {
     pub exit: String,
 }
 
-/// True if `text` uses the identifier `ident`.
-fn uses_identifier(text: &str, ident: &str) -> bool {
+/// True if `text` uses the identifier `ident` (a whole word).
+pub(crate) fn uses_identifier(text: &str, ident: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices(ident).any(|(i, _)| {
         let next = text[i + ident.len()..].chars().next();
-        !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        let prev = text[..i].chars().next_back();
+        !next.is_some_and(word) && !prev.is_some_and(word)
     })
 }
 
