@@ -266,6 +266,7 @@ struct TaskletDto {
     side_effects: Option<bool>,
     in_connectors: AnyMap,
     out_connectors: AnyMap,
+    environments: Vec<String>,
 }
 
 /// Also read by reference: `sdfg` (the nested SDFG), `symbol_mapping`, the connectors.
@@ -1344,6 +1345,19 @@ impl Reader {
 
     fn tasklet(&mut self, attrs: Option<&Json>, ap: &str, label: &str) -> Result<Tasklet> {
         let a: TaskletDto = dto(attrs, ap)?;
+        // Code that DaCe's library expansions leave as calls into a library
+        // environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
+        // environment's headers, handles and link flags: not provided.
+        if let Some(env) = a.environments.first() {
+            let short = env.rsplit('.').next().unwrap_or(env);
+            return Err(Error::unsupported(
+                ptr(ap, "environments"),
+                format!(
+                    "tasklet '{label}' calls into the library environment '{short}' ({env}); \
+                     save the SDFG with the library node unexpanded or expanded to its pure implementation"
+                ),
+            ));
+        }
         let code = code_block(a.code, Language::Python);
         let stmts = match code.language {
             Language::Python => python::parse_code(&code.code)
