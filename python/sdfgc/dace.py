@@ -30,7 +30,7 @@ def _log(line: str) -> None:
 
 def _generate_code(sdfg, validate=True):
     """Replacement of `dace.codegen.codegen.generate_code`: sdfgc's files as
-    DaCe code objects (the translation unit and its header)."""
+    DaCe code objects (the translation unit, its header and a sample main)."""
     from dace.codegen.codeobject import CodeObject
     from dace.codegen.targets import cpu
 
@@ -40,7 +40,7 @@ def _generate_code(sdfg, validate=True):
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")
         sdfg.save(path)
-        cmd = [binary(), path, "--target", target, "-o", tmp]
+        cmd = [binary(), path, "--target", target, "--emit-sample", "-o", tmp]
         if _options.get("mode"):
             cmd += ["--mode", _options["mode"]]
         cmd += list(_options.get("extra_args", ()))
@@ -53,6 +53,8 @@ def _generate_code(sdfg, validate=True):
             code = fh.read()
         with open(os.path.join(tmp, f"{sdfg.name}.h")) as fh:
             header = fh.read()
+        with open(os.path.join(tmp, f"{sdfg.name}_main.cpp")) as fh:
+            sample = fh.read()
     _log(f"compiled {sdfg.name}")
     if target == "cpp":
         obj = CodeObject(sdfg.name, code, "cpp", cpu.CPUCodeGen, "Frame", environments=set(), sdfg=sdfg)
@@ -61,7 +63,10 @@ def _generate_code(sdfg, validate=True):
         obj = CodeObject(sdfg.name, code, "cu", cuda.CUDACodeGen, "CUDA", environments=set(), sdfg=sdfg)
     head = CodeObject(sdfg.name, header, "h", cpu.CPUCodeGen, "CallHeader", target_type="../../include",
                       linkable=False)
-    return [obj, head]
+    # DaCe writes (and in its production folder mode deletes) a sample main.
+    main = CodeObject(sdfg.name + "_main", sample, "cpp", cpu.CPUCodeGen, "SampleMain",
+                      target_type="../../sample", linkable=False)
+    return [obj, head, main]
 
 
 def enable(mode=None, target="cpp", extra_args=()):
