@@ -12,6 +12,7 @@ use crate::driver::{CompileOptions, Mode, Target};
 use crate::ir::simplify::{free_symbols, simplify, substitute};
 use crate::ir::*;
 use crate::passes::abi::Abi;
+use crate::passes::bounds::{bound_over_loops, loop_ranges};
 
 /// Where the bytes of a transient come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -328,6 +329,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
     collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
+    let loops = loop_ranges(sdfg);
     // Where the non-transients live.
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| !d.transient) {
         let device = if sdfg.id == 0 {
@@ -398,9 +400,17 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         {
             Memory::Local
         } else {
-            top_size = cx
-                .to_top
-                .and_then(|m| in_top_symbols(&d.total_size, m, cx.top_symbols));
+            // In the top-level symbols; else, for a transient of one state
+            // inside counted loops, its largest size over the loops.
+            top_size = cx.to_top.and_then(|m| {
+                in_top_symbols(&d.total_size, m, cx.top_symbols).or_else(|| {
+                    let AllocScope::State(path) = &scope else {
+                        return None;
+                    };
+                    let bound = bound_over_loops(&d.total_size, loops.get(path)?)?;
+                    in_top_symbols(&bound, m, cx.top_symbols)
+                })
+            });
             let storage = if device {
                 Storage::GpuGlobal
             } else {
