@@ -358,7 +358,7 @@ mod tests {
             Expr::bin(BinaryOp::Sub, Expr::sym("M"), Expr::Int(1)),
         );
         let size = Expr::bin(BinaryOp::Sub, Expr::sym("M"), Expr::sym("i"));
-        let b = bound_over_loops(&size, &[l.clone()]).unwrap();
+        let b = bound_over_loops(&size, std::slice::from_ref(&l)).unwrap();
         let eval =
             |m: i64| crate::ir::simplify::eval_int(&b, &mut |n| (n == "M").then_some(m)).unwrap();
         assert_eq!(eval(10), 10);
@@ -369,7 +369,7 @@ mod tests {
             Expr::bin(BinaryOp::Add, Expr::sym("i"), Expr::Int(1)),
             Expr::sym("N"),
         );
-        assert!(bound_over_loops(&size, &[l.clone()]).is_some());
+        assert!(bound_over_loops(&size, std::slice::from_ref(&l)).is_some());
         // i * i is not affine: no bound.
         let sq = Expr::bin(BinaryOp::Mul, Expr::sym("i"), Expr::sym("i"));
         assert!(bound_over_loops(&sq, &[l]).is_none());
