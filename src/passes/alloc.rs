@@ -137,11 +137,13 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
 #[derive(Clone, Debug)]
 enum Site {
     /// Uses in one state only: their innermost common map scope (None: the
-    /// state itself); whether any use is inside a GPU kernel map.
+    /// state itself); whether any use is inside a GPU kernel map; whether
+    /// all uses are in that very scope (not in different maps below it).
     State {
         path: String,
         scope: Option<NodeId>,
         any_in_gpu: bool,
+        one_scope: bool,
     },
     /// Used in several states or by interstate code: the whole function.
     Function,
@@ -179,6 +181,7 @@ fn add_use(uses: &mut Uses, st: &State, path: &str, name: &str, scope: Option<No
                     path: path.to_string(),
                     scope,
                     any_in_gpu: in_gpu,
+                    one_scope: true,
                 },
             );
         }
@@ -188,6 +191,7 @@ fn add_use(uses: &mut Uses, st: &State, path: &str, name: &str, scope: Option<No
                 path: p,
                 scope: s,
                 any_in_gpu,
+                one_scope,
             } = site
             else {
                 unreachable!()
@@ -195,6 +199,7 @@ fn add_use(uses: &mut Uses, st: &State, path: &str, name: &str, scope: Option<No
             if p != path {
                 *site = Site::Function;
             } else {
+                *one_scope &= *s == scope;
                 *s = common_scope(st, *s, scope);
                 *any_in_gpu |= in_gpu;
             }
@@ -351,8 +356,19 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         }
     }
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-        let scope = scope_of(uses.get(name), |path, entry| {
-            find_state(&sdfg.body, path).is_some_and(|st| in_gpu_scope(st, Some(entry)))
+        // On the stack in a map body (as the writer declares them there).
+        let stack = d.kind == DataKind::Scalar
+            || d.storage == Storage::Register
+            || crate::ir::simplify::eval_int(&d.total_size, &mut |_| None)
+                .is_some_and(|n| n > 0 && n <= 4096);
+        let scope = scope_of(uses.get(name), |path, entry, one_scope, any_in_gpu| {
+            let Some(st) = find_state(&sdfg.body, path) else {
+                return false;
+            };
+            let in_gpu = in_gpu_scope(st, Some(entry));
+            // A heap array used in different maps below a sequential one stays
+            // at state level (one allocation, no thread shares it).
+            (!any_in_gpu || in_gpu) && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
         });
         let zero = wcr.contains(name) || setzero.contains(name);
         if d.storage == Storage::GpuShared
@@ -589,16 +605,41 @@ fn in_top_symbols(
 }
 
 /// The allocation scope of a container from its use site. A map scope is
-/// kept only where it cannot move a GPU kernel's data to the host: when its
-/// map is inside a kernel, or no use is.
-fn scope_of(site: Option<&Site>, st_in_gpu: impl Fn(&str, NodeId) -> bool) -> AllocScope {
+/// kept where `keep_map(state path, map entry, one scope, any use in a
+/// kernel)` says so (never where it would move a kernel's data to the host).
+fn scope_of(
+    site: Option<&Site>,
+    keep_map: impl Fn(&str, NodeId, bool, bool) -> bool,
+) -> AllocScope {
     match site {
         None | Some(Site::Function) => AllocScope::Function,
         Some(Site::State {
             path,
             scope: Some(entry),
             any_in_gpu,
-        }) if !*any_in_gpu || st_in_gpu(path, *entry) => AllocScope::Map(path.clone(), *entry),
+            one_scope,
+        }) if keep_map(path, *entry, *one_scope, *any_in_gpu) => {
+            AllocScope::Map(path.clone(), *entry)
+        }
         Some(Site::State { path, .. }) => AllocScope::State(path.clone()),
     }
+}
+
+/// True if `entry` is (inside) a map whose iterations run in parallel.
+fn in_parallel_map(st: &State, entry: NodeId) -> bool {
+    let mut scope = Some(entry);
+    let mut guard = 0;
+    while let Some(s) = scope {
+        if let NodeKind::MapEntry(m) = &st.nodes[s.index()].kind
+            && !matches!(m.schedule, Schedule::Sequential | Schedule::Unrolled)
+        {
+            return true;
+        }
+        scope = st.nodes[s.index()].scope;
+        guard += 1;
+        if guard > st.nodes.len() {
+            break;
+        }
+    }
+    false
 }
