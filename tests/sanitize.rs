@@ -14,6 +14,18 @@
 //!
 //! `SDFGC_SANITIZE_FILTER=substring` restricts the runs to jobs whose
 //! `case/variant [mode]` label contains it.
+//!
+//! ThreadSanitizer (`every_npbench_autoopt_kernel_is_race_free_under_tsan`):
+//! the auto-optimized NPBench kernels (fused maps, parallel loops full of
+//! per-iteration scalars) are built with `-fsanitize=thread` and run with 3
+//! OpenMP threads. libgomp is not TSan-instrumented (its barriers and thread
+//! pool synchronise through futexes TSan cannot see, so every region gives
+//! false reports), so the libraries link `tests/tsan/omp_shim.cpp`, a minimal
+//! OpenMP runtime whose teams start and end with `pthread_create` /
+//! `pthread_join`, instead of libgomp: a report is a real race between the
+//! threads of one parallel region. The harness self-tests below show that a
+//! race-free parallel library passes and a shared per-iteration temporary is
+//! reported.
 
 mod common;
 
@@ -21,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use common::corpus::{assert_all_passed, cpu_variants, run_parallel};
-use common::harness::{RunOptions, SANITIZE_FLAGS, run_case};
+use common::corpus::{assert_all_passed, cpu_variants, npbench_variants, run_parallel};
+use common::harness::{RunOptions, SANITIZE_FLAGS, TSAN_FLAGS, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
 /// Memory modes every case runs in (`None`: the SDFG's own lifetimes).
@@ -199,4 +211,166 @@ fn sanitize_refuses_alloc_counting() {
     };
     let err = run_case(&jacobi_case(), Path::new("/nonexistent.so"), &opts).unwrap_err();
     assert!(err.contains("cannot be combined"), "{err}");
+}
+
+// ------------------------------------------------------------------------
+// ThreadSanitizer on the auto-optimized NPBench kernels.
+// ------------------------------------------------------------------------
+
+/// The OpenMP runtime that replaces libgomp under TSan.
+fn omp_shim() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tsan/omp_shim.cpp")
+}
+
+/// Builds `src` (plus any `-D` switches) into the shared library `lib` with
+/// ThreadSanitizer: compiled with `-fopenmp`, linked against the shim instead
+/// of libgomp, every symbol resolved at link time (`-z defs`).
+fn build_tsan(src: &Path, defines: &[&str], lib: &Path) -> Result<(), String> {
+    let dir = lib.parent().unwrap();
+    let stem = lib.file_stem().unwrap().to_string_lossy();
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(format!(
+            "g++ failed:\n{}",
+            err.lines().take(12).collect::<Vec<_>>().join("\n")
+        ))
+    };
+    let common = ["-std=c++17", "-O1", "-g", "-fPIC", "-c"];
+    let obj = dir.join(format!("{stem}.o"));
+    let shim = dir.join(format!("{stem}.shim.o"));
+    run(Command::new("g++")
+        .args(common)
+        .arg("-fopenmp")
+        .args(TSAN_FLAGS)
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .arg(src)
+        .arg("-o")
+        .arg(&obj))?;
+    run(Command::new("g++")
+        .args(common)
+        .args(TSAN_FLAGS)
+        .arg(omp_shim())
+        .arg("-o")
+        .arg(&shim))?;
+    run(Command::new("g++")
+        .args(["-shared", "-Wl,-z,defs"])
+        .args(TSAN_FLAGS)
+        .arg(&obj)
+        .arg(&shim)
+        .arg("-o")
+        .arg(lib))
+}
+
+/// Memory modes of the TSan runs: the SDFG's own lifetimes and the workspace.
+const TSAN_MODES: [Option<Mode>; 2] = [None, Some(Mode::External)];
+
+/// Generates, builds and runs one (case, variant, mode) under TSan.
+fn run_tsan(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result<(), String> {
+    let opts = CompileOptions {
+        mode,
+        output: work.to_path_buf(),
+        ..CompileOptions::new(Target::Cpp)
+    };
+    let outs = match sdfgc::driver::generate(&dir.join(variant), &opts) {
+        Ok(o) => o,
+        // Refused programs are the end-to-end test's business.
+        Err(e) if e.to_string().contains("unsupported") => return Ok(()),
+        Err(e) => return Err(format!("generate: {e}")),
+    };
+    sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
+    let cpp = outs
+        .iter()
+        .find(|(n, _)| n.ends_with(".cpp"))
+        .map(|(n, _)| work.join(n))
+        .ok_or("no .cpp")?;
+    let lib = work.join("libtsan_case.so");
+    if let Err(e) = build_tsan(&cpp, &[], &lib) {
+        // Code that does not compile is the end-to-end test's business.
+        let case = dir.file_name().unwrap().to_string_lossy();
+        println!(
+            "skipped {case}/{variant}: {}",
+            e.lines().next().unwrap_or("")
+        );
+        return Ok(());
+    }
+    let run = RunOptions {
+        variant: variant.to_string(),
+        poison: true,
+        repeat: 2,
+        tsan: true,
+        ..Default::default()
+    };
+    let report = run_case(dir, &lib, &run)?;
+    // Wrong results are the end-to-end test's business; races are ours.
+    if report.message.contains("ThreadSanitizer") {
+        return Err(format!("run failed: {}", report.message));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_npbench_autoopt_kernel_is_race_free_under_tsan() {
+    let filter = std::env::var("SDFGC_SANITIZE_FILTER").unwrap_or_default();
+    let label = |dir: &Path, variant: &str, mode: Option<Mode>| {
+        let case = dir.file_name().unwrap().to_string_lossy();
+        format!("{case}/{variant} [tsan {}]", mode_name(mode))
+    };
+    let tasks: Vec<(PathBuf, String, Option<Mode>)> = npbench_variants()
+        .into_iter()
+        .filter(|(_, v)| v == "program.autoopt.sdfg")
+        .flat_map(|(d, v)| TSAN_MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
+        .collect();
+    if filter.is_empty() {
+        assert!(tasks.len() >= 40, "only {} runs found", tasks.len());
+    }
+    let start = Instant::now();
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| label(dir, variant, *mode),
+        |(dir, variant, mode), work| run_tsan(dir, variant, *mode, work),
+    );
+    println!("TSan runs took {:.0?}", start.elapsed());
+    assert_all_passed("TSan runs", tasks.len(), &failures);
+}
+
+fn tsan_selftest(defines: &[&str]) -> common::harness::RunReport {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness_selftest/jacobi_1d.cpp");
+    let lib = dir.path().join("libjacobi_1d.so");
+    build_tsan(&src, defines, &lib).unwrap();
+    let opts = RunOptions {
+        variant: "program.sdfg".into(),
+        tsan: true,
+        ..Default::default()
+    };
+    run_case(&jacobi_case(), &lib, &opts).unwrap()
+}
+
+/// Many parallel regions one after the other (as every generated program
+/// has): no false report through the shim.
+#[test]
+fn tsan_harness_passes_a_race_free_parallel_library() {
+    let report = tsan_selftest(&["PARALLEL"]);
+    assert!(report.ok, "{}", report.message);
+}
+
+/// A per-iteration temporary declared outside the parallel loop is reported.
+#[test]
+fn tsan_harness_reports_a_shared_loop_temporary() {
+    let report = tsan_selftest(&["PARALLEL", "RACE"]);
+    assert!(!report.ok);
+    assert!(
+        report
+            .message
+            .contains("WARNING: ThreadSanitizer: data race"),
+        "{}",
+        report.message
+    );
 }

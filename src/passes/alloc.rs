@@ -12,6 +12,7 @@ use crate::driver::{CompileOptions, Mode, Target};
 use crate::ir::simplify::{free_symbols, simplify, substitute};
 use crate::ir::*;
 use crate::passes::abi::Abi;
+use crate::passes::bounds::{bound_over_loops, loop_ranges};
 
 /// Where the bytes of a transient come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,8 +131,89 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
     Ok(p)
 }
 
-/// Where the access nodes of each container are: (state path, innermost map scope).
-type Uses = BTreeMap<String, Vec<(String, Option<NodeId>)>>;
+/// Where a container is used, folded over all its use sites: DaCe's
+/// allocation scope (`determine_allocation_lifetime`, Scope lifetime) — the
+/// innermost scope that covers every use.
+#[derive(Clone, Debug)]
+enum Site {
+    /// Uses in one state only: their innermost common map scope (None: the
+    /// state itself); whether any use is inside a GPU kernel map; whether
+    /// all uses are in that very scope (not in different maps below it).
+    State {
+        path: String,
+        scope: Option<NodeId>,
+        any_in_gpu: bool,
+        one_scope: bool,
+    },
+    /// Used in several states or by interstate code: the whole function.
+    Function,
+}
+
+/// The use site of every container used by the SDFG.
+type Uses = BTreeMap<String, Site>;
+
+/// The innermost map scope that contains both `a` and `b` (None: the state).
+fn common_scope(st: &State, a: Option<NodeId>, b: Option<NodeId>) -> Option<NodeId> {
+    let chain = |mut s: Option<NodeId>| {
+        let mut out = Vec::new();
+        while let Some(id) = s {
+            if out.len() > st.nodes.len() {
+                break;
+            }
+            out.push(id);
+            s = st.nodes[id.index()].scope;
+        }
+        out
+    };
+    let ca = chain(a);
+    let cb: BTreeSet<NodeId> = chain(b).into_iter().collect();
+    ca.into_iter().find(|s| cb.contains(s))
+}
+
+/// Records one use of `name` in state `path` at map scope `scope`.
+fn add_use(uses: &mut Uses, st: &State, path: &str, name: &str, scope: Option<NodeId>) {
+    let in_gpu = in_gpu_scope(st, scope);
+    match uses.get_mut(name) {
+        None => {
+            uses.insert(
+                name.to_string(),
+                Site::State {
+                    path: path.to_string(),
+                    scope,
+                    any_in_gpu: in_gpu,
+                    one_scope: true,
+                },
+            );
+        }
+        Some(Site::Function) => {}
+        Some(site @ Site::State { .. }) => {
+            let Site::State {
+                path: p,
+                scope: s,
+                any_in_gpu,
+                one_scope,
+            } = site
+            else {
+                unreachable!()
+            };
+            if p != path {
+                *site = Site::Function;
+            } else {
+                *one_scope &= *s == scope;
+                *s = common_scope(st, *s, scope);
+                *any_in_gpu |= in_gpu;
+            }
+        }
+    }
+}
+
+/// True for nodes that compute (DaCe's `CodeNode`): tasklets, nested SDFGs, library nodes.
+fn is_code(n: &Node) -> bool {
+    matches!(
+        n.kind,
+        NodeKind::Tasklet(_) | NodeKind::Nested(_) | NodeKind::Library(_)
+    )
+}
 
 fn collect_uses(
     r: &Region,
@@ -139,29 +221,74 @@ fn collect_uses(
     wcr: &mut BTreeSet<String>,
     setzero: &mut BTreeSet<String>,
 ) {
+    // Containers read by interstate code (edge conditions and assignments,
+    // loop and branch conditions) live in the whole function, as in DaCe.
+    let interstate = |e: &Expr, uses: &mut Uses| {
+        e.visit_names(&mut |n| {
+            uses.insert(n.to_string(), Site::Function);
+        })
+    };
+    for e in &r.edges {
+        interstate(&e.condition, uses);
+        for (_, v) in &e.assignments {
+            interstate(v, uses);
+        }
+    }
+    if let RegionKind::Loop(l) = &r.kind {
+        interstate(&l.condition, uses);
+        for s in l.init.iter().chain(&l.update) {
+            match s {
+                Stmt::Assign { target, value, .. } => {
+                    interstate(value, uses);
+                    match target {
+                        crate::ir::expr::Target::Name(n) => {
+                            uses.insert(n.clone(), Site::Function);
+                        }
+                        crate::ir::expr::Target::Index(n, ix) => {
+                            uses.insert(n.clone(), Site::Function);
+                            ix.iter().for_each(|x| interstate(x, uses));
+                        }
+                    }
+                }
+                Stmt::Expr(x) => interstate(x, uses),
+            }
+        }
+    }
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
                 for n in &st.nodes {
                     if let NodeKind::Access(a) = &n.kind {
-                        uses.entry(a.data.clone())
-                            .or_default()
-                            .push((b.path.clone(), n.scope));
+                        add_use(uses, st, &b.path, &a.data, n.scope);
                         if a.setzero {
                             setzero.insert(a.data.clone());
                         }
                     }
                 }
                 for e in &st.edges {
-                    if let (Some(d), Some(_)) = (&e.memlet.data, &e.memlet.wcr) {
+                    let Some(d) = &e.memlet.data else { continue };
+                    if e.memlet.wcr.is_some() {
                         wcr.insert(d.clone());
+                    }
+                    // Code-to-code edges (tasklet -> tasklet after map fusion)
+                    // name a container that has no access node: DaCe declares
+                    // it in the scope of the two nodes.
+                    let (src, dst) = (&st.nodes[e.src.index()], &st.nodes[e.dst.index()]);
+                    if is_code(src) && is_code(dst) {
+                        add_use(uses, st, &b.path, d, src.scope);
+                        add_use(uses, st, &b.path, d, dst.scope);
                     }
                 }
             }
             BlockKind::Region(inner) => collect_uses(inner, uses, wcr, setzero),
-            BlockKind::Conditional(brs) => brs
-                .iter()
-                .for_each(|(_, body)| collect_uses(body, uses, wcr, setzero)),
+            BlockKind::Conditional(brs) => {
+                for (cond, body) in brs {
+                    if let Some(c) = cond {
+                        interstate(c, uses);
+                    }
+                    collect_uses(body, uses, wcr, setzero);
+                }
+            }
             _ => {}
         }
     }
@@ -207,6 +334,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
     collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
+    let loops = loop_ranges(sdfg);
     // Where the non-transients live.
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| !d.transient) {
         let device = if sdfg.id == 0 {
@@ -228,8 +356,20 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         }
     }
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-        let sites = uses.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        let scope = scope_of(sites);
+        // On the stack in a map body (as the writer declares them there).
+        let stack = d.kind == DataKind::Scalar
+            || d.storage == Storage::Register
+            || crate::ir::simplify::eval_int(&d.total_size, &mut |_| None)
+                .is_some_and(|n| n > 0 && n <= 4096);
+        let scope = scope_of(uses.get(name), |path, entry, one_scope, any_in_gpu| {
+            let Some(st) = find_state(&sdfg.body, path) else {
+                return false;
+            };
+            let in_gpu = in_gpu_scope(st, Some(entry));
+            // A heap array used in different maps below a sequential one stays
+            // at state level (one allocation, no thread shares it).
+            (!any_in_gpu || in_gpu) && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
+        });
         let zero = wcr.contains(name) || setzero.contains(name);
         if d.storage == Storage::GpuShared
             && (cx.in_kernel || !matches!(scope, AllocScope::Map(..)))
@@ -276,9 +416,17 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         {
             Memory::Local
         } else {
-            top_size = cx
-                .to_top
-                .and_then(|m| in_top_symbols(&d.total_size, m, cx.top_symbols));
+            // In the top-level symbols; else, for a transient of one state
+            // inside counted loops, its largest size over the loops.
+            top_size = cx.to_top.and_then(|m| {
+                in_top_symbols(&d.total_size, m, cx.top_symbols).or_else(|| {
+                    let AllocScope::State(path) = &scope else {
+                        return None;
+                    };
+                    let bound = bound_over_loops(&d.total_size, loops.get(path)?)?;
+                    in_top_symbols(&bound, m, cx.top_symbols)
+                })
+            });
             let storage = if device {
                 Storage::GpuGlobal
             } else {
@@ -415,6 +563,16 @@ fn visit_nested(
     Ok(())
 }
 
+/// The state at JSON pointer `path`.
+fn find_state<'a>(r: &'a Region, path: &str) -> Option<&'a State> {
+    r.blocks.iter().find_map(|b| match &b.kind {
+        BlockKind::State(st) if b.path == path => Some(st),
+        BlockKind::Region(inner) => find_state(inner, path),
+        BlockKind::Conditional(brs) => brs.iter().find_map(|(_, body)| find_state(body, path)),
+        _ => None,
+    })
+}
+
 /// True if `scope` is (inside) a GPU_Device map.
 pub fn in_gpu_scope(st: &State, mut scope: Option<NodeId>) -> bool {
     let mut guard = 0;
@@ -446,19 +604,42 @@ fn in_top_symbols(
         .then_some(mapped)
 }
 
-fn scope_of(sites: &[(String, Option<NodeId>)]) -> AllocScope {
-    let Some((first_state, first_scope)) = sites.first() else {
-        return AllocScope::Function;
-    };
-    if sites.iter().any(|(s, _)| s != first_state) {
-        return AllocScope::Function;
-    }
-    match first_scope {
-        Some(entry) if sites.iter().all(|(_, sc)| sc == &Some(*entry)) => {
-            AllocScope::Map(first_state.clone(), *entry)
+/// The allocation scope of a container from its use site. A map scope is
+/// kept where `keep_map(state path, map entry, one scope, any use in a
+/// kernel)` says so (never where it would move a kernel's data to the host).
+fn scope_of(
+    site: Option<&Site>,
+    keep_map: impl Fn(&str, NodeId, bool, bool) -> bool,
+) -> AllocScope {
+    match site {
+        None | Some(Site::Function) => AllocScope::Function,
+        Some(Site::State {
+            path,
+            scope: Some(entry),
+            any_in_gpu,
+            one_scope,
+        }) if keep_map(path, *entry, *one_scope, *any_in_gpu) => {
+            AllocScope::Map(path.clone(), *entry)
         }
-        _ if sites.iter().all(|(_, sc)| sc.is_none()) => AllocScope::State(first_state.clone()),
-        // Accessed in several map scopes of one state: keep it at state level.
-        _ => AllocScope::State(first_state.clone()),
+        Some(Site::State { path, .. }) => AllocScope::State(path.clone()),
     }
+}
+
+/// True if `entry` is (inside) a map whose iterations run in parallel.
+fn in_parallel_map(st: &State, entry: NodeId) -> bool {
+    let mut scope = Some(entry);
+    let mut guard = 0;
+    while let Some(s) = scope {
+        if let NodeKind::MapEntry(m) = &st.nodes[s.index()].kind
+            && !matches!(m.schedule, Schedule::Sequential | Schedule::Unrolled)
+        {
+            return true;
+        }
+        scope = st.nodes[s.index()].scope;
+        guard += 1;
+        if guard > st.nodes.len() {
+            break;
+        }
+    }
+    false
 }

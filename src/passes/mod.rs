@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod alloc;
+pub mod bounds;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;

@@ -94,6 +94,13 @@ pub struct RunOptions {
     /// the message. Cannot be combined with `count_allocs` (ASan owns the
     /// allocator): `run_case` returns `Err`.
     pub sanitize: bool,
+    /// Build the driver with `-fsanitize=thread` and run it with
+    /// [`TSAN_ENV`] (stop at the first report); the library must be built
+    /// with `-fsanitize=thread` against `tests/tsan/omp_shim.cpp` instead of
+    /// libgomp (see [`TSAN_FLAGS`]). A ThreadSanitizer report fails the run,
+    /// its excerpt in the message. Cannot be combined with `sanitize` or
+    /// `count_allocs` (one sanitizer runtime per process).
+    pub tsan: bool,
     /// The library was built against the CPU emulation of the GPU runtime
     /// (tests/gpu_emu): device memory is host memory, so GPU_Global
     /// workspaces are allocated like CPU ones.
@@ -123,6 +130,7 @@ impl Default for RunOptions {
             repeat: 2,
             count_allocs: false,
             sanitize: false,
+            tsan: false,
             emulated_device: false,
             real_device: None,
         }
@@ -167,6 +175,9 @@ pub struct RunReport {
 /// driver build failure, timeout); everything the library does wrong,
 /// including crashing or missing exports, is an `Ok` report with `ok: false`.
 pub fn run_case(case_dir: &Path, lib: &Path, opts: &RunOptions) -> Result<RunReport, String> {
+    if opts.tsan && (opts.sanitize || opts.count_allocs) {
+        return Err("RunOptions: tsan cannot be combined with sanitize or count_allocs".into());
+    }
     if opts.sanitize && opts.count_allocs {
         return Err("RunOptions: count_allocs cannot be combined with sanitize \
                     (AddressSanitizer replaces the allocator the counter hooks)"
@@ -176,7 +187,7 @@ pub fn run_case(case_dir: &Path, lib: &Path, opts: &RunOptions) -> Result<RunRep
     let lib = lib
         .canonicalize()
         .map_err(|e| format!("library {}: {e}", lib.display()))?;
-    let run = run_driver(&driver, &lib, opts.sanitize)?;
+    let run = run_driver(&driver, &lib, opts.sanitize, opts.tsan)?;
     Ok(parse_driver_output(&run, &driver))
 }
 
@@ -196,7 +207,7 @@ pub fn build_case_driver(case_dir: &Path, opts: &RunOptions) -> Result<PathBuf, 
         Vec::new()
     };
     let source = emit_driver(&case, &abi, opts, &device)?;
-    build_driver(&source, opts.sanitize, opts.real_device.as_ref())
+    build_driver(&source, opts.sanitize, opts.tsan, opts.real_device.as_ref())
 }
 
 /// Indices (into the case's args) of the program's array arguments that the
@@ -1477,16 +1488,28 @@ fn c_string(s: &str) -> String {
 /// Compiler flags of a sanitized driver (and of the libraries it runs).
 pub const SANITIZE_FLAGS: [&str; 2] = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"];
 
+/// Compiler flags of a ThreadSanitizer driver and of the libraries it runs
+/// (which link `tests/tsan/omp_shim.cpp` instead of libgomp).
+pub const TSAN_FLAGS: [&str; 2] = ["-fsanitize=thread", "-fno-omit-frame-pointer"];
+
+/// Environment of a ThreadSanitizer driver run: stop at the first report.
+pub const TSAN_ENV: [(&str, &str); 1] = [(
+    "TSAN_OPTIONS",
+    "halt_on_error=1:exitcode=88:report_signal_unsafe=0:second_deadlock_stack=1",
+)];
+
 /// Compiles the driver (or reuses one built from the same source and
 /// flags) and returns the executable's path.
 fn build_driver(
     source: &str,
     sanitize: bool,
+    tsan: bool,
     device: Option<&DeviceDriver>,
 ) -> Result<PathBuf, String> {
     let mut hasher = DefaultHasher::new();
     source.hash(&mut hasher);
     sanitize.hash(&mut hasher);
+    tsan.hash(&mut hasher);
     format!("{device:?}").hash(&mut hasher);
     let root = std::env::temp_dir().join("sdfgc-harness-drivers");
     let dir = root.join(format!("{:016x}", hasher.finish()));
@@ -1525,6 +1548,9 @@ fn build_driver(
     };
     if sanitize {
         gxx.arg("-g").args(SANITIZE_FLAGS);
+    }
+    if tsan {
+        gxx.arg("-g").args(TSAN_FLAGS);
     }
     let out = gxx
         .args(["driver.cpp", "-ldl", "-o", "driver"])
@@ -1568,7 +1594,7 @@ fn driver_timeout() -> Duration {
 
 /// Runs the driver on `lib`, with stdout/stderr going to files (no pipe can
 /// fill up) and a timeout; sanitized drivers get [`SANITIZER_ENV`].
-fn run_driver(driver: &Path, lib: &Path, sanitize: bool) -> Result<DriverRun, String> {
+fn run_driver(driver: &Path, lib: &Path, sanitize: bool, tsan: bool) -> Result<DriverRun, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let out_path = dir.path().join("stdout");
     let err_path = dir.path().join("stderr");
@@ -1582,6 +1608,9 @@ fn run_driver(driver: &Path, lib: &Path, sanitize: bool) -> Result<DriverRun, St
     );
     if sanitize {
         cmd.envs(SANITIZER_ENV);
+    }
+    if tsan {
+        cmd.envs(TSAN_ENV);
     }
     let mut child = cmd
         .arg(lib)
@@ -1686,6 +1715,8 @@ fn sanitizer_report(stderr: &str) -> Option<String> {
             || l.contains("ERROR: LeakSanitizer")
             || l.contains("runtime error:")
             || l.contains("AddressSanitizer:DEADLYSIGNAL")
+            || l.contains("WARNING: ThreadSanitizer")
+            || l.contains("ThreadSanitizer:DEADLYSIGNAL")
     })?;
     let end = lines.len().min(start + SANITIZER_EXCERPT_LINES);
     let mut excerpt = lines[start..end].join("\n");

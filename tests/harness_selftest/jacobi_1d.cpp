@@ -17,6 +17,10 @@
 //                    initialising it (correct only on a zeroed workspace)
 //   -DSTATEFUL       the second and later calls compute a wrong result
 //   -DEXIT_FAIL      __dace_exit returns 1
+//   -DPARALLEL       (without EXTERNAL) the sweep is an OpenMP parallel loop
+//                    with a per-iteration temporary (race-free)
+//   -DRACE           (with PARALLEL) that temporary is declared outside the
+//                    parallel loop, so all threads share it: a data race
 #include <cstddef>
 #include <cstdlib>
 
@@ -61,7 +65,21 @@ static void sweep(const double* src, double* dst, int N, double* t0, double* t1)
     for (int i = 0; i < N - 2; ++i) t0[i] = 0;
 #endif
   } else {
+#ifdef PARALLEL
+#ifdef RACE
+    double v;
+#endif
+#pragma omp parallel for
+    for (int i = 0; i < N - 2; ++i) {
+#ifndef RACE
+      double v;
+#endif
+      v = (src[i] + src[i + 1]) + src[i + 2];
+      dst[i + 1] = 0.33333 * v;
+    }
+#else
     for (int i = 0; i < N - 2; ++i) dst[i + 1] = 0.33333 * ((src[i] + src[i + 1]) + src[i + 2]);
+#endif
   }
 }
 
