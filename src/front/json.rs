@@ -45,7 +45,9 @@ fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
     }
     .sdfg(&mut value, "");
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
-    sdfg
+    let mut sdfg = sdfg?;
+    crate::ir::symtypes::infer_tree(&mut sdfg);
+    Ok(sdfg)
 }
 
 thread_local! {
@@ -869,6 +871,7 @@ impl Reader {
             arg_names: attrs.arg_names,
             arrays,
             symbols,
+            assigned_types: NameMap::default(),
             constants,
             global_code: code_map(attrs.global_code),
             init_code: code_map(attrs.init_code),

@@ -43,8 +43,8 @@ impl Scope<'_> {
         if let Some(t) = self.locals.get(n) {
             return *t;
         }
-        if let Some(t) = self.sdfg.symbols.get(n) {
-            return *t;
+        if let Some(t) = self.sdfg.symbol_type(n) {
+            return t;
         }
         if let Some(d) = self.sdfg.arrays.get(n) {
             return d.dtype;
