@@ -430,6 +430,10 @@ fn sym(v: &Json, path: &str) -> Result<Expr> {
             }
         }
         Json::Bool(b) => Ok(Expr::Bool(*b)),
+        // DaCe 1.0.2 writes a `SymExpr` range bound as `{"main": exact, "approx": ...}`.
+        Json::Object(o) if o.get("main").is_some() => {
+            sym(o.get("main").unwrap_or(&Json::Null), &ptr(path, "main"))
+        }
         other => Err(Error::format(
             path,
             format!("expected a symbolic expression, found {}", kind_of(other)),
@@ -1754,5 +1758,19 @@ mod tests {
             assert!(err.contains(want), "{err}");
             assert!(err.contains("/attributes/constants_prop/K/1"), "{err}");
         }
+    }
+
+    /// DaCe 1.0.2 writes a `SymExpr` range bound as `{"main": ..., "approx": ...}`
+    /// (DaCe 2 as `SymExpr(main, approx)`): the exact expression counts.
+    #[test]
+    fn symexpr_bounds_in_both_spellings() {
+        let text = r#"{"type": "SDFG", "attributes": {"name": "s", "_arrays": {"A": {"type": "Array", "attributes": {"shape": ["N"], "strides": ["1"], "total_size": "N", "offset": ["0"], "dtype": "float64"}}}, "symbols": {"N": "int64"}}, "nodes": [{"type": "SDFGState", "label": "s", "id": 0, "nodes": [{"type": "AccessNode", "label": "A", "attributes": {"data": "A"}, "id": 0, "scope_entry": null}, {"type": "AccessNode", "label": "A", "attributes": {"data": "A"}, "id": 1, "scope_entry": null}], "edges": [{"type": "MultiConnectorEdge", "attributes": {"data": {"type": "Memlet", "attributes": {"data": "A", "subset": {"type": "Range", "ranges": [{"start": {"main": "N - 2", "approx": "0"}, "end": "SymExpr(N - 1, N)", "step": "1", "tile": "1"}]}}}}, "src": "0", "dst": "1", "src_connector": null, "dst_connector": null}]}], "edges": [], "start_block": 0}"#;
+        let sdfg = load_str(text).unwrap();
+        let BlockKind::State(st) = &sdfg.body.blocks[0].kind else {
+            panic!("not a state")
+        };
+        let r = &st.edges[0].memlet.subset.as_ref().unwrap()[0];
+        assert_eq!(r.start, python::parse_expr("N - 2").unwrap());
+        assert_eq!(r.end, python::parse_expr("N - 1").unwrap());
     }
 }
