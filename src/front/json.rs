@@ -512,29 +512,52 @@ fn located<T>(f: impl Fn(&str) -> Result<T>, at: impl FnOnce() -> String) -> Res
     f("").or_else(|_| f(&at()))
 }
 
-fn code_block(c: Option<CodeDto>, default_lang: Language) -> CodeBlock {
+/// A code block at `path` (its `language` absent or null: `default_lang`).
+/// A language other than Python and C++ (DaCe also names OpenCL,
+/// SystemVerilog and MLIR) is refused by name, as is an unknown one: it is
+/// never compiled as if it were Python; `what` names the code's owner.
+fn code_block(
+    c: Option<CodeDto>,
+    default_lang: Language,
+    path: &str,
+    what: &dyn Fn() -> String,
+) -> Result<CodeBlock> {
     let c = c.unwrap_or_default();
     let language = match c.language.as_deref() {
         Some("CPP") | Some("cpp") => Language::Cpp,
         Some("Python") => Language::Python,
-        _ => default_lang,
+        None => default_lang,
+        Some(other) => {
+            return Err(Error::unsupported(
+                ptr(path, "language"),
+                format!(
+                    "{} in language '{other}' (sdfgc compiles Python and C++ code only)",
+                    what()
+                ),
+            ));
+        }
     };
-    CodeBlock {
+    Ok(CodeBlock {
         code: c.string_data,
         language,
-    }
+    })
 }
 
-fn code_map(m: IndexMap<String, CodeDto>) -> NameMap<CodeBlock> {
-    m.into_iter()
-        .map(|(k, c)| (k, code_block(Some(c), Language::Cpp)))
-        .filter(|(_, c)| !c.code.trim().is_empty())
-        .collect()
+fn code_map(m: IndexMap<String, CodeDto>, path: &str) -> Result<NameMap<CodeBlock>> {
+    let mut out = NameMap::default();
+    for (k, c) in m {
+        let p = ptr(path, &k);
+        let c = code_block(Some(c), Language::Cpp, &p, &|| format!("code for '{k}'"))?;
+        if !c.code.trim().is_empty() {
+            out.insert(k, c);
+        }
+    }
+    Ok(out)
 }
 
 /// Parses a Python condition; an empty one is `true`.
 fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
-    let c = code_block(c, Language::Python);
+    let c = code_block(c, Language::Python, path, &|| "a condition".to_string())?;
     if c.code.trim().is_empty() {
         return Ok(Expr::Bool(true));
     }
@@ -545,7 +568,9 @@ fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
 }
 
 fn statements(c: Option<CodeDto>, path: &str) -> Result<Vec<Stmt>> {
-    let c = code_block(c, Language::Python);
+    let c = code_block(c, Language::Python, path, &|| {
+        "a loop statement".to_string()
+    })?;
     if c.language != Language::Python {
         return Err(Error::unsupported(path, "C++ loop statements"));
     }
@@ -878,9 +903,9 @@ impl Reader {
             symbols,
             assigned_types: NameMap::default(),
             constants,
-            global_code: code_map(attrs.global_code),
-            init_code: code_map(attrs.init_code),
-            exit_code: code_map(attrs.exit_code),
+            global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,
+            init_code: code_map(attrs.init_code, &ptr(&ap, "init_code"))?,
+            exit_code: code_map(attrs.exit_code, &ptr(&ap, "exit_code"))?,
             body,
             path: path.to_string(),
         })
@@ -1365,7 +1390,13 @@ impl Reader {
 
     fn tasklet(&mut self, attrs: Option<&Json>, ap: &str, label: &str) -> Result<Tasklet> {
         let a: TaskletDto = dto(attrs, ap)?;
-        let code = code_block(a.code, Language::Python);
+        let what = |part: &'static str| move || format!("{part} of tasklet '{label}'");
+        let code = code_block(
+            a.code,
+            Language::Python,
+            &ptr(ap, "code"),
+            &what("the code"),
+        )?;
         let stmts = match code.language {
             Language::Python => python::parse_code(&code.code)
                 .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
@@ -1375,9 +1406,24 @@ impl Reader {
         Ok(Tasklet {
             code,
             stmts,
-            code_global: code_block(a.code_global, Language::Cpp),
-            code_init: code_block(a.code_init, Language::Cpp),
-            code_exit: code_block(a.code_exit, Language::Cpp),
+            code_global: code_block(
+                a.code_global,
+                Language::Cpp,
+                &ptr(ap, "code_global"),
+                &what("the global code"),
+            )?,
+            code_init: code_block(
+                a.code_init,
+                Language::Cpp,
+                &ptr(ap, "code_init"),
+                &what("the init code"),
+            )?,
+            code_exit: code_block(
+                a.code_exit,
+                Language::Cpp,
+                &ptr(ap, "code_exit"),
+                &what("the exit code"),
+            )?,
             side_effects,
             inputs: connectors(attrs, "in_connectors", ap)?,
             outputs: connectors(attrs, "out_connectors", ap)?,
