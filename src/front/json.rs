@@ -1544,10 +1544,10 @@ fn scalar_value(v: &Json, path: &str) -> Result<ConstValue> {
                 t.trim_start_matches(['+', '-']),
                 "inf" | "infinity" | "Infinity" | "nan" | "NaN"
             );
-            if numeric || special {
-                if let Ok(f) = t.parse::<f64>() {
-                    return Ok(ConstValue::Float(f));
-                }
+            if (numeric || special)
+                && let Ok(f) = t.parse::<f64>()
+            {
+                return Ok(ConstValue::Float(f));
             }
             if t.ends_with('j') || t.ends_with("j)") {
                 return Err(Error::unsupported(
