@@ -188,6 +188,19 @@ pub fn float_literal(v: f64) -> String {
     }
 }
 
+/// An integer literal of type `t` (the value fits `t`): 64-bit values carry
+/// a suffix, and the most negative `int64` is written as an expression (its
+/// magnitude is no `long long` literal).
+pub fn typed_int_literal(v: i128, t: DType) -> String {
+    match t {
+        DType::Int64 if v == i128::from(i64::MIN) => "(-9223372036854775807LL - 1)".into(),
+        DType::Int64 => format!("{v}LL"),
+        DType::UInt64 => format!("{v}ULL"),
+        DType::UInt32 => format!("{v}U"),
+        _ => format!("{v}"),
+    }
+}
+
 /// The C++ type used in casts (`int8_t` rather than DaCe's plain `char`).
 pub fn cast_type(t: DType) -> &'static str {
     match t {
@@ -384,6 +397,24 @@ mod tests {
     use crate::ir::simplify::eval_int;
     use std::path::PathBuf;
     use std::process::Command;
+
+    #[test]
+    fn typed_integer_literals_are_exact() {
+        assert_eq!(
+            typed_int_literal(9007199254740993, DType::Int64),
+            "9007199254740993LL"
+        );
+        assert_eq!(
+            typed_int_literal(i64::MIN.into(), DType::Int64),
+            "(-9223372036854775807LL - 1)"
+        );
+        assert_eq!(
+            typed_int_literal(u64::MAX.into(), DType::UInt64),
+            "18446744073709551615ULL"
+        );
+        assert_eq!(typed_int_literal(4294967295, DType::UInt32), "4294967295U");
+        assert_eq!(typed_int_literal(-7, DType::Int32), "-7");
+    }
 
     fn p(s: &str) -> Expr {
         parse_expr(s).unwrap_or_else(|e| panic!("{s}: {e}"))

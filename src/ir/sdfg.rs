@@ -29,6 +29,9 @@ pub struct Sdfg {
     pub arrays: NameMap<DataDesc>,
     /// Symbols with their types.
     pub symbols: NameMap<DType>,
+    /// Types of the symbols the control flow assigns and `symbols` does not
+    /// declare, inferred as DaCe does ([`crate::ir::symtypes`]).
+    pub assigned_types: NameMap<DType>,
     /// Compile-time constants.
     pub constants: NameMap<Constant>,
     /// Code placed at file scope, per location (`frame`, `cuda`, ...).
@@ -41,6 +44,16 @@ pub struct Sdfg {
     pub body: Region,
     /// JSON pointer of this SDFG object.
     pub path: String,
+}
+
+impl Sdfg {
+    /// The type of a symbol: declared, else inferred from its assignments.
+    pub fn symbol_type(&self, name: &str) -> Option<DType> {
+        self.symbols
+            .get(name)
+            .or_else(|| self.assigned_types.get(name))
+            .copied()
+    }
 }
 
 /// Language of a code block.

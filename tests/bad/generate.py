@@ -147,6 +147,13 @@ def add_nested(inner_nodes, in_connectors):
     return f
 
 
+def code_language(language, code):
+    """The tasklet's code in another language."""
+    def f(d):
+        tasklet(d)["attributes"]["code"] = {"string_data": code, "language": language}
+    return f
+
+
 def raw(text):
     return ("raw", text)
 
@@ -213,6 +220,17 @@ CASES = [
     ("nested_unknown_data", add_nested([{"type": "AccessNode", "label": "Q", "id": 0, "attributes": {"data": "Q"}}], {}), 1, "refers to unknown data 'Q'", "at /nodes/0/nodes/0/attributes/sdfg/nodes/0/nodes/0", "check"),
     ("nested_connector_not_container", add_nested([], {"y": None}), 1, "input connector 'y', which is not a data container of 'inner'", "at /nodes/0/nodes/0", "check"),
     ("fractional_shape", lambda d: arr(d, "B")["attributes"].update(shape=[2.5], total_size=2.5, strides=[1]), 1, "not an integer", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    # Code in a language other than Python and C++ is refused by name, never compiled as Python.
+    ("tasklet_mlir", code_language("MLIR", "module {\n  func.func @mlir_entry(%a: f64) -> f64 {\n    return %a : f64\n  }\n}"), 1, "the code of tasklet '_Add_' in language 'MLIR'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_systemverilog", code_language("SystemVerilog", "assign __out = __in1;"), 1, "in language 'SystemVerilog'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_opencl", code_language("OpenCL", "__out = __in1;"), 1, "in language 'OpenCL'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_unknown_language", code_language("Fortran", "__out = __in1"), 1, "in language 'Fortran'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("global_code_language", set_path(["attributes", "global_code"], {"frame": {"string_data": "int x;", "language": "MLIR"}}), 1, "code for 'frame' in language 'MLIR'", "at /attributes/global_code/frame/language", "check"),
+    # Values and spellings sdfgc cannot compile.
+    ("constant_complex", set_path(["attributes", "constants_prop"], {"CC": [{"type": "Scalar", "attributes": {"dtype": "complex128", "shape": ["1"]}}, "(1+2j)"]}), 1, "complex constant value '(1+2j)'", "at /attributes/constants_prop/CC/1", "check"),
+    ("constant_out_of_range", set_path(["attributes", "constants_prop"], {"K": [{"type": "Scalar", "attributes": {"dtype": "uint8", "shape": ["1"]}}, "300"]}), 1, "does not fit the constant's type uint8", "at /attributes/constants_prop/K/1", "check"),
+    ("undefined_symbol_question", lambda d: arr(d, "B")["attributes"].update(shape=["?"], total_size="?"), 1, "undefined symbol '?'", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "check"),
 ]
 

@@ -656,7 +656,7 @@ impl FnWriter<'_> {
         }
         let mut sym_params = BTreeSet::new();
         for (k, v) in crate::passes::abi::nested_symbol_args(ns) {
-            let t = inner.symbols.get(k).copied().unwrap_or(DType::Int64);
+            let t = inner.symbol_type(k).unwrap_or(DType::Int64);
             params.push(format!("{} {k}", t.ctype()));
             args.push(self.cond(v));
             sym_params.insert(k.clone());

@@ -320,12 +320,7 @@ impl<'a> FnWriter<'a> {
             if params.contains(&name) || self.sdfg.arrays.contains_key(&name) {
                 continue;
             }
-            let t = self
-                .sdfg
-                .symbols
-                .get(&name)
-                .copied()
-                .unwrap_or(DType::Int64);
+            let t = self.sdfg.symbol_type(&name).unwrap_or(DType::Int64);
             self.decls
                 .line(format!("[[maybe_unused]] {} {name};", t.ctype()));
             self.local_symbols.insert(name, t);

@@ -222,7 +222,7 @@ impl FnWriter<'_> {
                 abi_types
                     .get(n.as_str())
                     .copied()
-                    .or_else(|| self.sdfg.symbols.get(n).copied())
+                    .or_else(|| self.sdfg.symbol_type(n))
                     .unwrap_or(DType::Int64)
             } else {
                 continue;
@@ -518,7 +518,7 @@ impl FnWriter<'_> {
             if let Some(t) = self.local_symbols.get(&n).copied().or_else(|| {
                 self.sym_params
                     .contains(&n)
-                    .then(|| self.sdfg.symbols.get(&n).copied().unwrap_or(DType::Int32))
+                    .then(|| self.sdfg.symbol_type(&n).unwrap_or(DType::Int32))
             }) {
                 params.push(format!("{} {n}", t.ctype()));
                 args.push(n);

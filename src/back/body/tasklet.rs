@@ -43,8 +43,8 @@ impl Scope<'_> {
         if let Some(t) = self.locals.get(n) {
             return *t;
         }
-        if let Some(t) = self.sdfg.symbols.get(n) {
-            return *t;
+        if let Some(t) = self.sdfg.symbol_type(n) {
+            return t;
         }
         if let Some(d) = self.sdfg.arrays.get(n) {
             return d.dtype;
@@ -160,6 +160,27 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
             }
         }
         Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a))),
+        // DaCe's `int_floor(a, b)` is `T(a / b)` and `int_ceil(a, b)` is
+        // `T((a + b - 1) / b)` with `T` the type of `a` (dace/math.h): with a
+        // floating-point operand (DaCe 2 stores `float(n) / 4` as
+        // `int_floor(float(n), 4)`) that is a division, not a floor.
+        Expr::Call(f @ (Func::IntFloor | Func::IntCeil), args)
+            if args.len() == 2 && args.iter().any(|a| infer(a, s).is_float()) =>
+        {
+            let (la, lb) = (rec(&args[0]), rec(&args[1]));
+            let num = match f {
+                Func::IntCeil => Expr::bin(
+                    BinaryOp::Sub,
+                    Expr::bin(BinaryOp::Add, la, lb.clone()),
+                    Expr::Int(1),
+                ),
+                _ => la,
+            };
+            Expr::Call(
+                Func::Cast(infer(&args[0], s)),
+                vec![Expr::bin(BinaryOp::Div, num, lb)],
+            )
+        }
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
         Expr::Ternary(c, a, b) => {
             Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))

@@ -29,8 +29,13 @@ pub(crate) enum Tok<'a> {
     Int(u64),
     /// A floating-point literal.
     Float(f64),
-    /// A string literal (unsupported; kept so the parser can name it).
-    Str,
+    /// A string literal (unsupported in code; kept so the parser can name
+    /// it): its text between the quotes when it has no prefix and no escape
+    /// (`symbol('x', ...)` names a symbol with it), else empty.
+    Str(&'a str),
+    /// DaCe 2's type suffix of the numeric literal just before it (`5i64`,
+    /// `0.5f32`: a typed constant), as written.
+    Suffix(&'a str),
     /// Punctuation or an operator.
     Punct(Punct),
     /// End of a logical line.
@@ -142,7 +147,8 @@ impl std::fmt::Display for Tok<'_> {
             Tok::Name(n) => write!(f, "'{n}'"),
             Tok::Int(v) => write!(f, "'{v}'"),
             Tok::Float(v) => write!(f, "'{v:?}'"),
-            Tok::Str => f.write_str("string literal"),
+            Tok::Str(_) => f.write_str("string literal"),
+            Tok::Suffix(s) => write!(f, "type suffix '{s}'"),
             Tok::Punct(p) => write!(f, "'{}'", p.text()),
             Tok::Newline => f.write_str("end of line"),
             Tok::Eof => f.write_str("end of input"),
@@ -207,13 +213,39 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                 }
                 return Err(err(line, col, "unexpected character '\\'".into()));
             }
-            b'0'..=b'9' => lex_number(b, &mut i).map_err(|m| err(line, col, m))?,
-            b'.' if i + 1 < b.len() && b[i + 1].is_ascii_digit() => {
-                lex_number(b, &mut i).map_err(|m| err(line, col, m))?
+            b'0'..=b'9' | b'.' if c != b'.' || (i + 1 < b.len() && b[i + 1].is_ascii_digit()) => {
+                let num = lex_number(b, &mut i).map_err(|m| err(line, col, m))?;
+                let s = i;
+                if let Some(len) = literal_suffix(&b[i..]) {
+                    toks.push(Token {
+                        kind: num,
+                        line,
+                        col,
+                    });
+                    i += len;
+                    Tok::Suffix(&src[s..i])
+                } else if i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    return Err(err(line, col, "invalid number literal".into()));
+                } else {
+                    num
+                }
             }
             b'\'' | b'"' => {
                 skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                Tok::Str
+                let inner = &src[start + 1..i - 1];
+                Tok::Str(if inner.contains(['\\', '\'', '"']) {
+                    ""
+                } else {
+                    inner
+                })
+            }
+            b'$' | b'?' if src[i..].starts_with("$?") || c == b'?' => {
+                return Err(err(
+                    line,
+                    col,
+                    "unsupported: DaCe's undefined symbol '?' (a size or index DaCe could not determine)"
+                        .into(),
+                ));
             }
             b'$' => {
                 i += 1;
@@ -238,7 +270,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                     && name.chars().all(|c| "rRbBfFuU".contains(c))
                 {
                     skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                    Tok::Str
+                    Tok::Str("")
                 } else {
                     Tok::Name(name)
                 }
@@ -334,9 +366,6 @@ fn lex_number<'a>(b: &[u8], i: &mut usize) -> Result<Tok<'a>, String> {
     if *i < b.len() && (b[*i] == b'j' || b[*i] == b'J') {
         return Err("unsupported Python construct complex literal".into());
     }
-    if *i < b.len() && (b[*i] == b'_' || b[*i].is_ascii_alphanumeric()) {
-        return Err("invalid number literal".into());
-    }
     // The text is ASCII by construction.
     let text = std::str::from_utf8(&b[start..*i]).unwrap_or("");
     let owned;
@@ -359,6 +388,22 @@ fn lex_number<'a>(b: &[u8], i: &mut usize) -> Result<Tok<'a>, String> {
             std::num::IntErrorKind::PosOverflow => format!("integer literal '{text}' out of range"),
             _ => format!("invalid integer literal '{text}'"),
         })
+}
+
+/// The length of DaCe 2's type suffix at the start of `rest` (`i64`, `f32`,
+/// ...: `dtypes.TYPECLASS_TO_LITERAL_SUFFIX`), if one is there and ends the word.
+fn literal_suffix(rest: &[u8]) -> Option<usize> {
+    const SUFFIXES: [&str; 14] = [
+        "e4m3fn", "e5m2", "bf16", "i16", "i32", "i64", "u16", "u32", "u64", "f16", "f32", "f64",
+        "i8", "u8",
+    ];
+    SUFFIXES.iter().map(|s| s.len()).find(|&n| {
+        rest.len() >= n
+            && SUFFIXES.contains(&std::str::from_utf8(&rest[..n]).unwrap_or(""))
+            && !rest
+                .get(n)
+                .is_some_and(|c| *c == b'_' || c.is_ascii_alphanumeric())
+    })
 }
 
 fn skip_string(b: &[u8], i: &mut usize) -> Result<(), String> {
@@ -490,7 +535,14 @@ mod tests {
         assert_eq!((t[2].line, t[2].col), (2, 3));
         assert_eq!((t[3].line, t[3].col), (2, 5));
         assert_eq!(t[3].kind, Tok::Punct(Punct::DStar));
-        assert_eq!(kinds("r'x'")[0], Tok::Str);
+        assert_eq!(kinds("r'x'")[0], Tok::Str(""));
+        assert_eq!(kinds("'x'")[0], Tok::Str("x"));
+        assert_eq!(kinds("5i64")[..2], [Tok::Int(5), Tok::Suffix("i64")]);
+        assert_eq!(kinds("0.5f32")[..2], [Tok::Float(0.5), Tok::Suffix("f32")]);
+        assert_eq!(
+            kinds("1e-3f16")[..2],
+            [Tok::Float(1e-3), Tok::Suffix("f16")]
+        );
         assert!(tokenize("a ? b").is_err());
     }
 }

@@ -571,15 +571,9 @@ impl<'a> Parser<'a> {
     fn atom(&mut self) -> Result<Tree, PyError> {
         let t = self.toks[self.pos];
         match t.kind {
-            Tok::Int(v) => {
-                self.bump();
-                i64::try_from(v)
-                    .map(|v| Tree::leaf(Expr::Int(v)))
-                    .map_err(|_| Self::err_at(&t, format!("integer literal '{v}' out of range")))
-            }
-            Tok::Float(v) => {
-                self.bump();
-                Ok(Tree::leaf(Expr::Float(v)))
+            Tok::Int(_) | Tok::Float(_) => {
+                let lit = self.literal()?;
+                self.typed(lit)
             }
             Tok::Name(n) => self.name(n),
             Tok::Punct(Punct::LParen) => {
@@ -597,13 +591,54 @@ impl<'a> Parser<'a> {
                 self.expect(Punct::RParen)?;
                 Ok(e)
             }
-            Tok::Str => Err(self.construct("string literal")),
+            Tok::Str(_) => Err(self.construct("string literal")),
+            Tok::Suffix(_) => Err(self.unexpected()),
             Tok::Punct(Punct::LBracket) => Err(self.construct("list literal")),
             Tok::Punct(Punct::LBrace) => Err(self.construct("dict/set literal")),
             Tok::Punct(Punct::Star) => Err(self.construct("'*' unpacking")),
             Tok::Punct(Punct::DStar) => Err(self.construct("'**' unpacking")),
             _ => Err(self.unexpected()),
         }
+    }
+
+    /// A numeric literal.
+    fn literal(&mut self) -> Result<Expr, PyError> {
+        let t = self.bump();
+        match t.kind {
+            Tok::Int(v) => i64::try_from(v)
+                .map(Expr::Int)
+                .map_err(|_| Self::err_at(&t, format!("integer literal '{v}' out of range"))),
+            Tok::Float(v) => Ok(Expr::Float(v)),
+            _ => Err(Self::err_at(&t, "expected a number".into())),
+        }
+    }
+
+    /// `lit` with DaCe 2's type suffix, if one follows (`5i64` is
+    /// `dace.int64(5)`, `0.5f32` is `dace.float32(0.5)`).
+    fn typed(&mut self, lit: Expr) -> Result<Tree, PyError> {
+        let Tok::Suffix(s) = self.peek() else {
+            return Ok(Tree::leaf(lit));
+        };
+        let t = self.bump();
+        let dtype = match s {
+            "i8" => DType::Int8,
+            "i16" => DType::Int16,
+            "i32" => DType::Int32,
+            "i64" => DType::Int64,
+            "u8" => DType::UInt8,
+            "u16" => DType::UInt16,
+            "u32" => DType::UInt32,
+            "u64" => DType::UInt64,
+            "f32" => DType::Float32,
+            "f64" => DType::Float64,
+            other => {
+                return Err(Self::err_at(
+                    &t,
+                    format!("unsupported typed constant of type '{other}'"),
+                ));
+            }
+        };
+        Ok(Tree::leaf(Expr::Call(Func::Cast(dtype), vec![lit])))
     }
 
     /// A (possibly dotted) name: constant, symbol, or the callee of a call.
@@ -665,6 +700,9 @@ impl<'a> Parser<'a> {
     }
 
     fn call(&mut self, at: &Token<'a>, name: &str) -> Result<Tree, PyError> {
+        if name == "symbol" || name == "Symbol" {
+            return self.symbol_call(at);
+        }
         self.bump(); // (
         let mut args = Vec::new();
         loop {
@@ -674,23 +712,6 @@ impl<'a> Parser<'a> {
             match (self.peek(), self.peek_at(1)) {
                 (Tok::Punct(Punct::Star), _) => return Err(self.construct("'*args'")),
                 (Tok::Punct(Punct::DStar), _) => return Err(self.construct("'**kwargs'")),
-                (Tok::Name("dtype"), Tok::Punct(Punct::Assign)) if name == "symbol" => {
-                    // `symbol(N, dtype=dace.int64)`: DaCe's typed symbol; the type is not needed here.
-                    self.bump();
-                    self.bump();
-                    // Skip the type (`dace.int64`).
-                    while !matches!(
-                        self.peek(),
-                        Tok::Punct(Punct::Comma) | Tok::Punct(Punct::RParen) | Tok::Eof
-                    ) {
-                        self.bump();
-                    }
-                    if !self.eat(Punct::Comma) {
-                        self.expect(Punct::RParen)?;
-                        break;
-                    }
-                    continue;
-                }
                 (Tok::Name(k), Tok::Punct(Punct::Assign)) => {
                     return Err(self.construct(&format!("keyword argument '{k}='")));
                 }
@@ -705,17 +726,53 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        if name == "symbol" && args.len() == 1 {
-            return match args.pop().map(|t| t.expr) {
-                Some(Expr::Sym(s)) => Ok(Tree::leaf(Expr::Sym(s))),
-                _ => Err(Self::err_at(
-                    at,
-                    "symbol(...) must name a symbol".to_string(),
-                )),
-            };
-        }
         resolve_call(name, args).map_err(|m| Self::err_at(at, m))
     }
+
+    /// A symbol as DaCe and sympy spell it with its type and assumptions:
+    /// `symbol($N, dtype=dace.int64, nonnegative=True)` (DaCe 2),
+    /// `symbol(N, dtype=dace.int64)`, `symbol('x', integer=True)` (gt4py),
+    /// `Symbol('x', positive=True)` (sympy's `srepr`). Only the name matters
+    /// here (the SDFG declares the type); the other arguments are skipped.
+    fn symbol_call(&mut self, at: &Token<'a>) -> Result<Tree, PyError> {
+        self.bump(); // (
+        let first = self.bump();
+        let name = match first.kind {
+            Tok::Name(n) if !KEYWORDS.contains(&n) => n,
+            Tok::Str(s) if is_identifier(s) => s,
+            _ => {
+                return Err(Self::err_at(
+                    at,
+                    "symbol(...) must name a symbol".to_string(),
+                ));
+            }
+        };
+        // Skip the type and the assumptions up to the matching ')'.
+        let mut depth = 0usize;
+        loop {
+            match self.bump().kind {
+                Tok::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                Tok::Punct(Punct::RParen) if depth == 0 => break,
+                Tok::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    depth = depth.saturating_sub(1)
+                }
+                Tok::Eof | Tok::Newline => {
+                    return Err(Self::err_at(at, "unclosed symbol(...)".to_string()));
+                }
+                _ => {}
+            }
+        }
+        Ok(Tree::leaf(Expr::Sym(name.to_string())))
+    }
+}
+
+/// A Python identifier (ASCII).
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && s.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && !KEYWORDS.contains(&s)
 }
 
 fn aug_op(p: Punct) -> Option<BinaryOp> {
@@ -774,9 +831,9 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
             at_least(2)?;
             return fold(args, |a, b| Expr::Call(Func::Max, vec![a, b]));
         }
-        "And" | "Or" => {
+        "And" | "Or" | "AND" | "OR" => {
             at_least(1)?;
-            let op = if name == "And" {
+            let op = if name.eq_ignore_ascii_case("and") {
                 BinaryOp::And
             } else {
                 BinaryOp::Or
@@ -788,16 +845,53 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
             let a = args.into_iter().next().expect("arity checked");
             return unary(UnaryOp::Not, a);
         }
-        "Mod" | "Eq" | "Ne" | "Lt" | "Le" | "Gt" | "Ge" => {
+        "BitwiseNot" | "bitwise_invert" | "__bitwise_invert" => {
+            arity(1)?;
+            let a = args.into_iter().next().expect("arity checked");
+            return unary(UnaryOp::BitNot, a);
+        }
+        // DaCe's `IfExpr(cond, a, b)`: `a if cond else b`.
+        "IfExpr" => {
+            arity(3)?;
+            let depth = depth_over(&args);
+            let mut it = exprs(args).into_iter();
+            let (c, a, b) = (it.next(), it.next(), it.next());
+            return node(depth, || {
+                Expr::Ternary(
+                    Box::new(c.expect("arity checked")),
+                    Box::new(a.expect("arity checked")),
+                    Box::new(b.expect("arity checked")),
+                )
+            });
+        }
+        // DaCe 2's `SymExpr(exact, approximation)`: the exact expression.
+        "SymExpr" => {
             arity(2)?;
-            let op = match name {
+            return Ok(args.into_iter().next().expect("arity checked"));
+        }
+        // DaCe's sympy functions for operators (`dace/symbolic.py`): comparisons,
+        // bitwise operators (`BitwiseAnd`, `bitwise_and`, `__bitwise_and`, ...),
+        // shifts, integer power.
+        "Mod" | "Eq" | "Ne" | "Lt" | "Le" | "Gt" | "Ge" | "GtE" | "LtE" | "NotEq"
+        | "BitwiseAnd" | "bitwise_and" | "__bitwise_and" | "BitwiseOr" | "bitwise_or"
+        | "__bitwise_or" | "BitwiseXor" | "bitwise_xor" | "__bitwise_xor" | "LeftShift"
+        | "left_shift" | "__left_shift" | "RightShift" | "right_shift" | "__right_shift"
+        | "ipow" => {
+            arity(2)?;
+            let op = match name.trim_start_matches("__") {
                 "Mod" => BinaryOp::Mod,
                 "Eq" => BinaryOp::Eq,
-                "Ne" => BinaryOp::Ne,
+                "Ne" | "NotEq" => BinaryOp::Ne,
                 "Lt" => BinaryOp::Lt,
-                "Le" => BinaryOp::Le,
+                "Le" | "LtE" => BinaryOp::Le,
                 "Gt" => BinaryOp::Gt,
-                _ => BinaryOp::Ge,
+                "Ge" | "GtE" => BinaryOp::Ge,
+                "BitwiseAnd" | "bitwise_and" => BinaryOp::BitAnd,
+                "BitwiseOr" | "bitwise_or" => BinaryOp::BitOr,
+                "BitwiseXor" | "bitwise_xor" => BinaryOp::BitXor,
+                "LeftShift" | "left_shift" => BinaryOp::Shl,
+                "RightShift" | "right_shift" => BinaryOp::Shr,
+                _ => BinaryOp::Pow,
             };
             let mut it = args.into_iter();
             let (a, b) = (it.next(), it.next());
@@ -806,7 +900,7 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "Abs" | "abs" | "fabs" => Func::Abs,
         "floor" => Func::Floor,
         "ceiling" | "ceil" => Func::Ceil,
-        "int_floor" => Func::IntFloor,
+        "int_floor" | "__int_floor" => Func::IntFloor,
         "int_ceil" => Func::IntCeil,
         "sqrt" => Func::Sqrt,
         "exp" => Func::Exp,
@@ -830,6 +924,15 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "fmod" => Func::Fmod,
         "int" | "int_" => Func::Cast(DType::Int64),
         "float" | "double" | "float_" => Func::Cast(DType::Float64),
+        // C++ type names DaCe 2 prints casts with (`dtypes.CTYPE_TO_TYPECLASS`).
+        "int8_t" | "char" => Func::Cast(DType::Int8),
+        "int16_t" | "short" => Func::Cast(DType::Int16),
+        "int32_t" => Func::Cast(DType::Int32),
+        "int64_t" => Func::Cast(DType::Int64),
+        "uint8_t" => Func::Cast(DType::UInt8),
+        "uint16_t" => Func::Cast(DType::UInt16),
+        "uint32_t" | "uint" => Func::Cast(DType::UInt32),
+        "uint64_t" => Func::Cast(DType::UInt64),
         _ => match DType::from_dace_name(name) {
             Some(t) => Func::Cast(t),
             None => return Err(format!("unknown function '{name}'")),
@@ -1412,5 +1515,113 @@ mod tests {
             }
         }
         max
+    }
+
+    /// Every spelling of a symbol DaCe and gt4py write: `$N` (DaCe 2),
+    /// `symbol(...)` with a dtype and any sympy assumption, quoted names
+    /// (gt4py, sympy's `srepr`).
+    #[test]
+    fn symbols_in_every_spelling() {
+        for src in [
+            "N",
+            "$N",
+            "symbol(N, dtype=dace.int64)",
+            "symbol($N, dtype=dace.int64)",
+            "symbol($N, nonnegative=True)",
+            "symbol($N, dtype=dace.uint32, integer=True, nonnegative=True)",
+            "symbol('N', integer=True, nonnegative=True)",
+            "symbol(\"N\", dtype=dace.int32)",
+            "symbol(N, positive=True, real=True)",
+            "Symbol('N', integer=True)",
+        ] {
+            assert_eq!(p(src), s("N"), "{src}");
+        }
+        assert_eq!(
+            p("symbol('x', integer=True) + 1"),
+            b(BinaryOp::Add, s("x"), Expr::Int(1))
+        );
+        for bad in ["symbol(5)", "symbol('a b')", "symbol('x', integer=True"] {
+            assert!(parse_expr(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// DaCe 2's typed constants: literal suffixes and casts by DaCe or C++ name.
+    #[test]
+    fn typed_constants_in_every_spelling() {
+        let cast = |t: DType, e: Expr| call(Func::Cast(t), vec![e]);
+        for (src, want) in [
+            ("5i64", cast(DType::Int64, Expr::Int(5))),
+            ("5i32", cast(DType::Int32, Expr::Int(5))),
+            ("3i16", cast(DType::Int16, Expr::Int(3))),
+            ("3i8", cast(DType::Int8, Expr::Int(3))),
+            ("200u8", cast(DType::UInt8, Expr::Int(200))),
+            ("7u16", cast(DType::UInt16, Expr::Int(7))),
+            ("7u32", cast(DType::UInt32, Expr::Int(7))),
+            ("7u64", cast(DType::UInt64, Expr::Int(7))),
+            ("0.5f32", cast(DType::Float32, Expr::Float(0.5))),
+            ("7f64", cast(DType::Float64, Expr::Int(7))),
+            ("1e-3f64", cast(DType::Float64, Expr::Float(1e-3))),
+            ("dace.int64(5)", cast(DType::Int64, Expr::Int(5))),
+            ("dace.float32(x)", cast(DType::Float32, s("x"))),
+            ("int64_t(x)", cast(DType::Int64, s("x"))),
+            ("uint8_t(x)", cast(DType::UInt8, s("x"))),
+            ("int16_t(x)", cast(DType::Int16, s("x"))),
+            ("double(x)", cast(DType::Float64, s("x"))),
+        ] {
+            assert_eq!(p(src), want, "{src}");
+        }
+        assert_eq!(
+            p("N - 1i64"),
+            b(BinaryOp::Sub, s("N"), cast(DType::Int64, Expr::Int(1)))
+        );
+        for (bad, msg) in [
+            ("1.0bf16", "typed constant of type 'bf16'"),
+            ("1.0f16", "typed constant of type 'f16'"),
+            ("(1.0 + 2.0j)c64", "complex literal"),
+            ("5i65", "invalid number literal"),
+        ] {
+            let e = parse_expr(bad).unwrap_err().to_string();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+    }
+
+    /// DaCe's sympy functions for operators and expressions.
+    #[test]
+    fn dace_sympy_functions() {
+        for (src, want) in [
+            ("IfExpr(a > 0, a, c)", p("a if a > 0 else c")),
+            ("AND(a, c)", p("a and c")),
+            ("OR(a, c)", p("a or c")),
+            ("GtE(a, c)", p("a >= c")),
+            ("LtE(a, c)", p("a <= c")),
+            ("NotEq(a, c)", p("a != c")),
+            ("BitwiseAnd(a, c)", p("a & c")),
+            ("bitwise_and(a, c)", p("a & c")),
+            ("__bitwise_and(a, c)", p("a & c")),
+            ("BitwiseOr(a, c)", p("a | c")),
+            ("bitwise_or(a, c)", p("a | c")),
+            ("__bitwise_or(a, c)", p("a | c")),
+            ("BitwiseXor(a, c)", p("a ^ c")),
+            ("bitwise_xor(a, c)", p("a ^ c")),
+            ("__bitwise_xor(a, c)", p("a ^ c")),
+            ("BitwiseNot(a)", p("~a")),
+            ("bitwise_invert(a)", p("~a")),
+            ("__bitwise_invert(a)", p("~a")),
+            ("LeftShift(a, 2)", p("a << 2")),
+            ("left_shift(a, 2)", p("a << 2")),
+            ("__left_shift(a, 2)", p("a << 2")),
+            ("RightShift(a, 2)", p("a >> 2")),
+            ("right_shift(a, 2)", p("a >> 2")),
+            ("__right_shift(a, 2)", p("a >> 2")),
+            ("ipow(a, 3)", p("a ** 3")),
+            ("__int_floor(a, 2)", p("int_floor(a, 2)")),
+            ("SymExpr(N + 1, N + 2)", p("N + 1")),
+        ] {
+            assert_eq!(p(src), want, "{src}");
+        }
+        for bad in ["$?", "?", "N + $?"] {
+            let e = parse_expr(bad).unwrap_err().to_string();
+            assert!(e.contains("undefined symbol '?'"), "{bad}: {e}");
+        }
     }
 }
