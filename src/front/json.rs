@@ -1343,7 +1343,7 @@ impl Reader {
         let a: TaskletDto = dto(attrs, ap)?;
         let code = code_block(a.code, Language::Python);
         let stmts = match code.language {
-            Language::Python => python::parse_code(&code.code)
+            Language::Python => python::parse_tasklet(&code.code)
                 .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
             Language::Cpp => Vec::new(),
         };

@@ -189,7 +189,7 @@ CASES = [
     ("expr_plus_star", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N +* 2"), 1, "symbolic expression", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("expr_open_bracket", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "N["), 1, "symbolic expression", "at /attributes/_arrays/A/attributes/shape/0", "check"),
     ("expr_unknown_function", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "frobnicate(N)"), 1, "frobnicate", "at /attributes/_arrays/A/attributes/shape/0", "check"),
-    ("tasklet_for_loop", with_code("for i in range(3):\n    __out = __in1"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_for_over_data", with_code("for i in __in1:\n    __out = __in1"), 1, "tasklet '_Add_': line 1, column 10: unsupported Python construct 'for' over something other than range(...)", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_def", with_code("__out = __in1\ndef f(x):\n    return x"), 1, "tasklet '_Add_': line 2", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_import", with_code("import math\n__out = __in1 + __in2"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_lambda", with_code("__out = (lambda x: x)(__in1)"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
@@ -212,6 +212,11 @@ CASES = [
     ("unknown_connector", lambda d: edge(d, 1, 2).__setitem__("src_connector", "__nope"), 1, "output connector '__nope'", "at /nodes/3/edges/", "check"),
     ("nested_unknown_data", add_nested([{"type": "AccessNode", "label": "Q", "id": 0, "attributes": {"data": "Q"}}], {}), 1, "refers to unknown data 'Q'", "at /nodes/0/nodes/0/attributes/sdfg/nodes/0/nodes/0", "check"),
     ("nested_connector_not_container", add_nested([], {"y": None}), 1, "input connector 'y', which is not a data container of 'inner'", "at /nodes/0/nodes/0", "check"),
+    ("tasklet_while_loop", with_code("__out = __in1\nwhile __out > 0:\n    __out = __out - 1"), 1, "tasklet '_Add_': line 2, column 1: unsupported Python construct 'while' statement", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_math_asin", with_code("__out = math.asin(__in1)"), 1, "unsupported function 'math.asin'", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_block_local", with_code("if __in1 > 0:\n    t = __in1\nelse:\n    t = __in2\n__out = t"), 1, "local variable 't' is used outside the 'if'/'for' block", "at /nodes/3/nodes/1", "cpp"),
+    ("tasklet_loop_variable_defined", with_code("i = 0\nfor i in range(3):\n    __out = __in1"), 1, "'for' loop variable 'i' is already defined", "at /nodes/3/nodes/1", "cpp"),
+    ("tasklet_bad_indent", with_code("if __in1 > 0:\n    __out = __in1\n  __out = __in2"), 1, "tasklet '_Add_': line 3, column 3: unindent does not match", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("fractional_shape", lambda d: arr(d, "B")["attributes"].update(shape=[2.5], total_size=2.5, strides=[1]), 1, "not an integer", "at /attributes/_arrays/B/attributes/shape/0", "check"),
 ]
 
