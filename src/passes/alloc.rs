@@ -251,6 +251,15 @@ fn collect_uses(
                     }
                 }
                 Stmt::Expr(x) => interstate(x, uses),
+                // Blocks exist in tasklet code only; walk them all the same.
+                Stmt::If { .. } | Stmt::For { .. } => {
+                    for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
+                        .into_iter()
+                        .flat_map(Stmt::own_exprs)
+                    {
+                        interstate(x, uses);
+                    }
+                }
             }
         }
     }

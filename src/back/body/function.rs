@@ -585,6 +585,12 @@ impl<'a> FnWriter<'a> {
                     });
                 }
                 Stmt::Expr(e) => parts.push(self.cond(e)),
+                Stmt::If { .. } | Stmt::For { .. } => {
+                    return Err(Error::unsupported(
+                        "",
+                        "'if' and 'for' blocks in loop statements",
+                    ));
+                }
                 Stmt::Assign { .. } => {
                     return Err(Error::unsupported(
                         "",

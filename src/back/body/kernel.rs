@@ -115,15 +115,9 @@ impl FnWriter<'_> {
                     }
                 }
                 NodeKind::Tasklet(t) => {
-                    for s in &t.stmts {
-                        match s {
-                            Stmt::Assign { target, value, .. } => {
-                                add(value, &mut names);
-                                if let Target::Index(_, idx) = target {
-                                    idx.iter().for_each(|i| add(i, &mut names));
-                                }
-                            }
-                            Stmt::Expr(e) => add(e, &mut names),
+                    for s in all_stmts(&t.stmts) {
+                        for e in s.own_exprs() {
+                            add(e, &mut names);
                         }
                     }
                 }

@@ -1,8 +1,9 @@
 //! Tokenizer for the Python subset DaCe writes.
 //!
 //! Newlines inside brackets and after a `\` continuation are dropped (Python's
-//! implicit line joining); indentation is ignored because the subset has no
-//! compound statements.
+//! implicit line joining). Indentation becomes `Indent` / `Dedent` tokens as
+//! in Python, measured from the first line's indentation (so code indented
+//! as a whole still reads as top level).
 
 use crate::ir::expr::BinaryOp;
 
@@ -40,6 +41,10 @@ pub(crate) enum Tok<'a> {
     Punct(Punct),
     /// End of a logical line.
     Newline,
+    /// The next logical line is indented deeper than the one before.
+    Indent,
+    /// One indentation level ends.
+    Dedent,
     /// End of input.
     Eof,
 }
@@ -151,6 +156,8 @@ impl std::fmt::Display for Tok<'_> {
             Tok::Suffix(s) => write!(f, "type suffix '{s}'"),
             Tok::Punct(p) => write!(f, "'{}'", p.text()),
             Tok::Newline => f.write_str("end of line"),
+            Tok::Indent => f.write_str("indent"),
+            Tok::Dedent => f.write_str("dedent"),
             Tok::Eof => f.write_str("end of input"),
         }
     }
@@ -163,10 +170,53 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
     let mut toks = Vec::with_capacity(src.len() / 2 + 2);
     let (mut i, mut line, mut line_start, mut depth) = (0usize, 1usize, 0usize, 0usize);
     let err = |line: usize, col: usize, message: String| PyError { line, col, message };
+    // Indentation widths of the open blocks; the first line sets the base.
+    let mut indents: Vec<usize> = Vec::new();
     while i < b.len() {
         let c = b[i];
         let col = i - line_start + 1;
         let start = i;
+        let first_on_line = depth == 0
+            && !matches!(c, b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'#' | b'\\')
+            && matches!(
+                toks.last(),
+                None | Some(Token {
+                    kind: Tok::Newline,
+                    ..
+                })
+            );
+        if first_on_line {
+            let width = indent_width(&b[line_start..i]);
+            match indents.last().copied() {
+                None => indents.push(width),
+                Some(top) if width > top => {
+                    indents.push(width);
+                    toks.push(Token {
+                        kind: Tok::Indent,
+                        line,
+                        col,
+                    });
+                }
+                Some(top) if width < top => {
+                    while indents.last().is_some_and(|&t| t > width) {
+                        indents.pop();
+                        toks.push(Token {
+                            kind: Tok::Dedent,
+                            line,
+                            col,
+                        });
+                    }
+                    if indents.last() != Some(&width) {
+                        return Err(err(
+                            line,
+                            col,
+                            "unindent does not match any outer indentation level".into(),
+                        ));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
         let kind = match c {
             b' ' | b'\t' | b'\x0c' | b'\r' => {
                 i += 1;
@@ -177,7 +227,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                 let at_line_start = matches!(
                     toks.last(),
                     None | Some(Token {
-                        kind: Tok::Newline,
+                        kind: Tok::Newline | Tok::Dedent,
                         ..
                     })
                 );
@@ -307,12 +357,28 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
             col,
         });
     }
+    for _ in 1..indents.len() {
+        toks.push(Token {
+            kind: Tok::Dedent,
+            line,
+            col,
+        });
+    }
     toks.push(Token {
         kind: Tok::Eof,
         line,
         col,
     });
     Ok(toks)
+}
+
+/// Width of a line's leading whitespace (a tab advances to the next multiple of 8, as in Python).
+fn indent_width(ws: &[u8]) -> usize {
+    ws.iter().fold(0, |w, &c| match c {
+        b'\t' => (w / 8 + 1) * 8,
+        b' ' => w + 1,
+        _ => 0,
+    })
 }
 
 fn lex_ident(src: &str, i: &mut usize) {
@@ -532,9 +598,10 @@ mod tests {
             10 // f ( a , b ) + 1 NEWLINE EOF
         );
         let t = tokenize("a\n  b ** c").unwrap();
-        assert_eq!((t[2].line, t[2].col), (2, 3));
-        assert_eq!((t[3].line, t[3].col), (2, 5));
-        assert_eq!(t[3].kind, Tok::Punct(Punct::DStar));
+        assert_eq!(t[2].kind, Tok::Indent);
+        assert_eq!((t[3].line, t[3].col), (2, 3));
+        assert_eq!((t[4].line, t[4].col), (2, 5));
+        assert_eq!(t[4].kind, Tok::Punct(Punct::DStar));
         assert_eq!(kinds("r'x'")[0], Tok::Str(""));
         assert_eq!(kinds("'x'")[0], Tok::Str("x"));
         assert_eq!(kinds("5i64")[..2], [Tok::Int(5), Tok::Suffix("i64")]);
@@ -544,5 +611,53 @@ mod tests {
             [Tok::Float(1e-3), Tok::Suffix("f16")]
         );
         assert!(tokenize("a ? b").is_err());
+    }
+
+    #[test]
+    fn indentation() {
+        use Tok::*;
+        assert_eq!(
+            kinds("if a:\n    b\n    if c:\n\n\t d\ne"),
+            vec![
+                Name("if"),
+                Name("a"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("b"),
+                Newline,
+                Name("if"),
+                Name("c"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("d"),
+                Newline,
+                Dedent,
+                Dedent,
+                Name("e"),
+                Newline,
+                Eof
+            ]
+        );
+        // Code indented as a whole, and blocks open at the end.
+        assert_eq!(kinds("  a\n  b"), kinds("a\nb"));
+        assert_eq!(
+            kinds("if a:\n  b # c\n# d"),
+            vec![
+                Name("if"),
+                Name("a"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("b"),
+                Newline,
+                Dedent,
+                Eof
+            ]
+        );
+        let e = tokenize("if a:\n    b\n  c").unwrap_err();
+        assert!(e.message.contains("unindent"), "{e}");
+        assert_eq!((e.line, e.col), (3, 3));
     }
 }

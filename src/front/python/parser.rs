@@ -64,29 +64,28 @@ pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
     }
 }
 
-/// Parses tasklet or interstate code: statements separated by newlines or `;`.
+/// Parses interstate or loop code: statements separated by newlines or `;`.
 /// Supports (augmented) assignments to names and subscripts, expression
 /// statements and `pass`; anything else is an error naming the construct.
 pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
-    let mut out = Vec::new();
-    loop {
-        while matches!(p.peek(), Tok::Newline | Tok::Punct(Punct::Semi)) {
-            p.bump();
-        }
-        if p.peek() == Tok::Eof {
-            return Ok(out);
-        }
-        p.statement(&mut out)?;
-        match p.peek() {
-            Tok::Newline | Tok::Punct(Punct::Semi) => {
-                p.bump();
-            }
-            Tok::Eof => {}
-            _ => return Err(p.unexpected()),
-        }
-    }
+    let out = p.statements_until(Tok::Eof)?;
+    Ok(out)
 }
+
+/// Parses tasklet code: what [`parse_code`] reads plus `if`/`elif`/`else`
+/// blocks and `for` loops over `range(...)`. Comparison chains keep the
+/// meaning DaCe's C++ gives them: `a < b < c` is `(a < b) < c` (DaCe
+/// prints the chain unchanged into C++).
+pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
+    let mut p = Parser::new(src)?;
+    p.tasklet = true;
+    p.statements_until(Tok::Eof)
+}
+
+/// Deepest nesting of `if`/`for` blocks in tasklet code (Python's own
+/// limit on statically nested blocks).
+pub const MAX_BLOCKS: usize = 20;
 
 /// Python keywords (not usable as names).
 const KEYWORDS: &[&str] = &[
@@ -111,6 +110,10 @@ struct Parser<'a> {
     pos: usize,
     /// Current syntactic nesting (see [`MAX_DEPTH`]).
     nesting: usize,
+    /// Tasklet code: blocks allowed, comparison chains as in C++.
+    tasklet: bool,
+    /// Open `if`/`for` blocks (see [`MAX_BLOCKS`]).
+    blocks: usize,
 }
 
 /// A parsed expression and the depth of its tree (a leaf has depth 1),
@@ -179,6 +182,8 @@ impl<'a> Parser<'a> {
             toks: tokenize(src)?,
             pos: 0,
             nesting: 0,
+            tasklet: false,
+            blocks: 0,
         })
     }
 
@@ -270,6 +275,193 @@ impl<'a> Parser<'a> {
     }
 
     // ---------------------------------------------------------------- statements
+
+    /// Statements up to `end` (`Eof`, or the `Dedent` closing a block, not consumed).
+    fn statements_until(&mut self, end: Tok<'a>) -> Result<Vec<Stmt>, PyError> {
+        let mut out = Vec::new();
+        loop {
+            while matches!(self.peek(), Tok::Newline | Tok::Punct(Punct::Semi)) {
+                self.bump();
+            }
+            match self.peek() {
+                t if t == end => return Ok(out),
+                Tok::Indent => return Err(self.err_here("unexpected indent".into())),
+                Tok::Dedent | Tok::Eof => return Err(self.unexpected()),
+                _ => {}
+            }
+            if self.compound(&mut out)? {
+                continue;
+            }
+            self.statement(&mut out)?;
+            match self.peek() {
+                Tok::Newline | Tok::Punct(Punct::Semi) => {
+                    self.bump();
+                }
+                Tok::Eof => {}
+                _ => return Err(self.unexpected()),
+            }
+        }
+    }
+
+    /// An `if` or `for` statement in tasklet code, through the end of its
+    /// blocks; false (nothing consumed) if the next statement is not one.
+    fn compound(&mut self, out: &mut Vec<Stmt>) -> Result<bool, PyError> {
+        if !self.tasklet {
+            return Ok(false);
+        }
+        match self.peek() {
+            Tok::Name("if") => {
+                let s = self.if_stmt()?;
+                out.push(s);
+                Ok(true)
+            }
+            Tok::Name("for") => {
+                let s = self.for_stmt()?;
+                out.push(s);
+                Ok(true)
+            }
+            Tok::Name(k @ ("elif" | "else")) => {
+                Err(self.err_here(format!("'{k}' without a matching 'if'")))
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// `if c: ... elif d: ... else: ...` (the `if` or `elif` is next).
+    fn if_stmt(&mut self) -> Result<Stmt, PyError> {
+        self.bump(); // if / elif
+        let cond = self.expr()?.expr;
+        let then = self.suite()?;
+        let otherwise = match self.peek() {
+            Tok::Name("elif") => vec![self.if_stmt()?],
+            Tok::Name("else") => {
+                self.bump();
+                self.suite()?
+            }
+            _ => Vec::new(),
+        };
+        Ok(Stmt::If {
+            cond,
+            then,
+            otherwise,
+        })
+    }
+
+    /// `for i in range(...): ...` (the `for` is next).
+    fn for_stmt(&mut self) -> Result<Stmt, PyError> {
+        let at = self.bump();
+        let var = match (self.peek(), self.peek_at(1)) {
+            (Tok::Name(n), Tok::Name("in")) if !KEYWORDS.contains(&n) => n.to_string(),
+            _ => {
+                return Err(Self::err_at(
+                    &at,
+                    "unsupported Python construct 'for' with a target other than one name".into(),
+                ));
+            }
+        };
+        self.bump();
+        self.bump();
+        let it = self.toks[self.pos];
+        if !(self.peek() == Tok::Name("range") && self.peek_at(1) == Tok::Punct(Punct::LParen)) {
+            return Err(Self::err_at(
+                &it,
+                "unsupported Python construct 'for' over something other than range(...)".into(),
+            ));
+        }
+        self.bump();
+        self.bump();
+        let mut args = Vec::new();
+        while !self.eat(Punct::RParen) {
+            if let (Tok::Name(k), Tok::Punct(Punct::Assign)) = (self.peek(), self.peek_at(1)) {
+                return Err(self.construct(&format!("keyword argument '{k}='")));
+            }
+            args.push(self.expr()?.expr);
+            if !self.eat(Punct::Comma) {
+                self.expect(Punct::RParen)?;
+                break;
+            }
+        }
+        let (start, stop, step) = match args.len() {
+            1 => (Expr::Int(0), args.remove(0), Expr::Int(1)),
+            2 => {
+                let stop = args.remove(1);
+                (args.remove(0), stop, Expr::Int(1))
+            }
+            3 => {
+                let step = args.remove(2);
+                let stop = args.remove(1);
+                (args.remove(0), stop, step)
+            }
+            n => {
+                return Err(Self::err_at(
+                    &it,
+                    format!("function 'range' takes 1 to 3 arguments, got {n}"),
+                ));
+            }
+        };
+        if matches!(step, Expr::Int(0)) {
+            return Err(Self::err_at(&it, "range() step must not be zero".into()));
+        }
+        let body = self.suite()?;
+        if self.is_kw("else") {
+            return Err(self.construct("'for ... else'"));
+        }
+        Ok(Stmt::For {
+            var,
+            start,
+            stop,
+            step,
+            body,
+        })
+    }
+
+    /// `: block` after an `if`/`elif`/`else`/`for` header: an indented block,
+    /// or simple statements on the same line.
+    fn suite(&mut self) -> Result<Vec<Stmt>, PyError> {
+        self.expect(Punct::Colon)?;
+        if self.blocks >= MAX_BLOCKS {
+            return Err(self.err_here(format!(
+                "blocks nested deeper than {MAX_BLOCKS} levels (Python's limit)"
+            )));
+        }
+        self.blocks += 1;
+        let r = self.suite_body();
+        self.blocks -= 1;
+        r
+    }
+
+    fn suite_body(&mut self) -> Result<Vec<Stmt>, PyError> {
+        if self.peek() != Tok::Newline {
+            let mut out = Vec::new();
+            loop {
+                if let Tok::Name(k @ ("if" | "for")) = self.peek() {
+                    return Err(self.err_here(format!(
+                        "'{k}' statement on the line of the block it is nested in"
+                    )));
+                }
+                self.statement(&mut out)?;
+                if self.eat(Punct::Semi) && !matches!(self.peek(), Tok::Newline | Tok::Eof) {
+                    continue;
+                }
+                match self.peek() {
+                    Tok::Newline => {
+                        self.bump();
+                        return Ok(out);
+                    }
+                    Tok::Eof => return Ok(out),
+                    _ => return Err(self.unexpected()),
+                }
+            }
+        }
+        self.bump();
+        if self.peek() != Tok::Indent {
+            return Err(self.err_here("expected an indented block".into()));
+        }
+        self.bump();
+        let out = self.statements_until(Tok::Dedent)?;
+        self.bump();
+        Ok(out)
+    }
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> Result<(), PyError> {
         if let Tok::Name(n) = self.peek() {
@@ -416,12 +608,16 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// Comparisons; chains `a < b < c` become `(a < b) and (b < c)`.
+    /// Comparisons; chains `a < b < c` become `(a < b) and (b < c)`
+    /// (tasklet code: C++'s reading, see [`Self::c_comparison`]).
     fn comparison(&mut self) -> Result<Tree, PyError> {
         let mut left = self.binary(0)?;
         let Some(mut op) = self.cmp_op()? else {
             return Ok(left);
         };
+        if self.tasklet {
+            return self.c_comparison(left, op);
+        }
         let mut acc: Option<Tree> = None;
         loop {
             self.bump();
@@ -441,6 +637,40 @@ impl<'a> Parser<'a> {
                     left = right;
                 }
                 None => return Ok(acc.expect("one comparison was made")),
+            }
+        }
+    }
+
+    /// A comparison chain read as C++ reads it: relational operators bind
+    /// tighter than `==`/`!=`, both left to right (`a == b < c` is
+    /// `a == (b < c)`, `a < b < c` is `(a < b) < c`).
+    fn c_comparison(&mut self, first: Tree, first_op: BinaryOp) -> Result<Tree, PyError> {
+        let relational = |op: BinaryOp| !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+        // Equality operands, each a left-folded relational chain.
+        let mut eq_acc: Option<(Tree, BinaryOp)> = None;
+        let mut rel = first;
+        let mut op = first_op;
+        loop {
+            self.bump();
+            let right = self.binary(0)?;
+            if relational(op) {
+                rel = self.located(bin(op, rel, right))?;
+            } else {
+                let left = match eq_acc.take() {
+                    None => rel,
+                    Some((acc, eq)) => self.located(bin(eq, acc, rel))?,
+                };
+                eq_acc = Some((left, op));
+                rel = right;
+            }
+            match self.cmp_op()? {
+                Some(n) => op = n,
+                None => {
+                    return match eq_acc {
+                        None => Ok(rel),
+                        Some((acc, eq)) => self.located(bin(eq, acc, rel)),
+                    };
+                }
             }
         }
     }
@@ -687,6 +917,28 @@ impl<'a> Parser<'a> {
             dotted = true;
         }
         if self.is_punct(Punct::LParen) {
+            if self.tasklet
+                && matches!(
+                    path.as_str(),
+                    "math.asin"
+                        | "math.acos"
+                        | "math.atan"
+                        | "dace.math.asin"
+                        | "dace.math.acos"
+                        | "dace.math.atan"
+                )
+            {
+                // DaCe prints `dace::math::asin(x)`, which its runtime only
+                // defines for its typeless pi: the double converts to a
+                // multiple of pi and the result is not asin(x).
+                return Err(Self::err_at(
+                    &t,
+                    format!(
+                        "unsupported function '{path}' (DaCe's generated code computes a \
+                         wrong value for it; use '{last}' without the module prefix)"
+                    ),
+                ));
+            }
             return self.call(&t, last);
         }
         Ok(Tree::leaf(match last {
@@ -823,13 +1075,22 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         }
     };
     let func = match name {
-        "Min" | "min" => {
+        "Min" => {
             at_least(2)?;
             return fold(args, |a, b| Expr::Call(Func::Min, vec![a, b]));
         }
-        "Max" | "max" => {
+        "Max" => {
             at_least(2)?;
             return fold(args, |a, b| Expr::Call(Func::Max, vec![a, b]));
+        }
+        // DaCe's variadic min/max compare the first argument with the
+        // min/max of the rest: fold from the right.
+        "min" | "max" => {
+            at_least(2)?;
+            let f = if name == "min" { Func::Min } else { Func::Max };
+            let mut rev = args;
+            rev.reverse();
+            return fold(rev, |acc, a| Expr::Call(f, vec![a, acc]));
         }
         "And" | "Or" | "AND" | "OR" => {
             at_least(1)?;
@@ -920,6 +1181,28 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "tanh" => Func::Tanh,
         "isnan" => Func::IsNan,
         "isinf" => Func::IsInf,
+        "isfinite" => Func::IsFinite,
+        "signbit" => Func::SignBit,
+        "ifloor" => Func::IFloor,
+        "sign" => Func::Sign,
+        "reciprocal" => Func::Reciprocal,
+        "cbrt" => Func::Cbrt,
+        "tgamma" => Func::Tgamma,
+        "lgamma" => Func::Lgamma,
+        "erf" => Func::Erf,
+        "erfc" => Func::Erfc,
+        "expm1" => Func::Expm1,
+        "log1p" => Func::Log1p,
+        "exp2" => Func::Exp2,
+        "asinh" => Func::Asinh,
+        "acosh" => Func::Acosh,
+        "atanh" => Func::Atanh,
+        "trunc" => Func::Trunc,
+        "round" => Func::Round,
+        "hypot" => Func::Hypot,
+        "fmin" => Func::Fmin,
+        "fmax" => Func::Fmax,
+        "remainder" => Func::Remainder,
         "copysign" => Func::CopySign,
         "fmod" => Func::Fmod,
         "int" | "int_" => Func::Cast(DType::Int64),
@@ -945,6 +1228,10 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         | Func::Atan2
         | Func::CopySign
         | Func::Fmod
+        | Func::Hypot
+        | Func::Fmin
+        | Func::Fmax
+        | Func::Remainder
         | Func::CMod => 2,
         _ => 1,
     };
@@ -1362,6 +1649,248 @@ mod tests {
         );
         assert!(parse_expr("x = 1").is_err());
         assert!(parse_expr("").is_err());
+    }
+
+    fn tcode(src: &str) -> Vec<Stmt> {
+        parse_tasklet(src).unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    #[test]
+    fn tasklet_blocks() {
+        let v = tcode(
+            "t = x * 2.0\nif x > 0.5:\n    t += 1.0\nelif x < -0.5:\n    t -= 1.0\nelse:\n    pass\ny = t",
+        );
+        assert_eq!(v.len(), 3);
+        let Stmt::If {
+            cond,
+            then,
+            otherwise,
+        } = &v[1]
+        else {
+            panic!("{v:?}")
+        };
+        assert_eq!(*cond, b(BinaryOp::Gt, s("x"), Expr::Float(0.5)));
+        assert_eq!(then.len(), 1);
+        let [
+            Stmt::If {
+                then: t2,
+                otherwise: o2,
+                ..
+            },
+        ] = otherwise.as_slice()
+        else {
+            panic!("{otherwise:?}")
+        };
+        assert_eq!(t2.len(), 1);
+        assert!(o2.is_empty(), "'pass' is no statement");
+        // range with 1, 2 and 3 arguments; nested blocks; one-line suites.
+        let v = tcode(
+            "for j in range(3):\n  for k in range(1, n):\n    c += j * k\nfor j in range(10, 0, -2): c -= j\nif a: b = 1; c = 2\nelse: pass",
+        );
+        assert_eq!(v.len(), 3);
+        let Stmt::For {
+            var,
+            start,
+            stop,
+            step,
+            body,
+        } = &v[0]
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (var.as_str(), start, stop, step),
+            ("j", &Expr::Int(0), &Expr::Int(3), &Expr::Int(1))
+        );
+        assert!(
+            matches!(&body[0], Stmt::For { start: Expr::Int(1), stop: Expr::Sym(n), .. } if n == "n")
+        );
+        assert!(matches!(&v[1], Stmt::For { step: Expr::Int(-2), body, .. } if body.len() == 1));
+        assert!(
+            matches!(&v[2], Stmt::If { then, otherwise, .. } if then.len() == 2 && otherwise.is_empty())
+        );
+        assert_eq!(crate::ir::expr::all_stmts(&v).len(), 8);
+        // Code indented as a whole.
+        assert_eq!(tcode("  a = 1\n  if a:\n    b = 2").len(), 2);
+    }
+
+    #[test]
+    fn tasklet_comparison_chains_read_as_cpp() {
+        let c = |src: &str| match &tcode(src)[0] {
+            Stmt::Expr(e) => e.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (x, y, z) = (s("x"), s("y"), s("z"));
+        assert_eq!(
+            c("x < y < z"),
+            b(
+                BinaryOp::Lt,
+                b(BinaryOp::Lt, x.clone(), y.clone()),
+                z.clone()
+            )
+        );
+        assert_eq!(
+            c("x == y < z"),
+            b(
+                BinaryOp::Eq,
+                x.clone(),
+                b(BinaryOp::Lt, y.clone(), z.clone())
+            )
+        );
+        assert_eq!(
+            c("x < y == z != x"),
+            b(
+                BinaryOp::Ne,
+                b(
+                    BinaryOp::Eq,
+                    b(BinaryOp::Lt, x.clone(), y.clone()),
+                    z.clone()
+                ),
+                x.clone()
+            )
+        );
+        // Interstate code keeps Python's reading.
+        assert_eq!(
+            code("x < y < z"),
+            vec![Stmt::Expr(b(
+                BinaryOp::And,
+                b(BinaryOp::Lt, x.clone(), y.clone()),
+                b(BinaryOp::Lt, y, z)
+            ))]
+        );
+    }
+
+    #[test]
+    fn tasklet_functions() {
+        for f in [
+            "cbrt",
+            "tgamma",
+            "lgamma",
+            "erf",
+            "erfc",
+            "expm1",
+            "log1p",
+            "exp2",
+            "asinh",
+            "acosh",
+            "atanh",
+            "trunc",
+            "round",
+            "isfinite",
+            "signbit",
+            "ifloor",
+            "sign",
+            "reciprocal",
+        ] {
+            for pre in ["", "math.", "dace.math.", "np."] {
+                let src = format!("y = {pre}{f}(x)");
+                assert!(
+                    matches!(&tcode(&src)[0], Stmt::Assign { value: Expr::Call(_, a), .. } if a.len() == 1),
+                    "{src}"
+                );
+            }
+        }
+        for f in ["hypot", "fmin", "fmax", "remainder"] {
+            assert!(
+                matches!(&tcode(&format!("y = {f}(x, z)"))[0], Stmt::Assign { value: Expr::Call(_, a), .. } if a.len() == 2)
+            );
+        }
+        // Python min/max fold from the right (DaCe's variadic templates).
+        assert_eq!(
+            p("min(a, b, c)"),
+            call(
+                Func::Min,
+                vec![s("a"), call(Func::Min, vec![s("b"), s("c")])]
+            )
+        );
+        assert_eq!(
+            p("max(a, b, c)"),
+            call(
+                Func::Max,
+                vec![s("a"), call(Func::Max, vec![s("b"), s("c")])]
+            )
+        );
+    }
+
+    #[test]
+    fn tasklet_errors_name_the_construct() {
+        let cases = [
+            ("while x:\n  pass", "'while' statement", 1),
+            (
+                "for i in x:\n  pass",
+                "'for' over something other than range(...)",
+                1,
+            ),
+            (
+                "for i, j in range(3):\n  pass",
+                "'for' with a target other than one name",
+                1,
+            ),
+            (
+                "for i in range(3):\n  pass\nelse:\n  pass",
+                "'for ... else'",
+                3,
+            ),
+            (
+                "for i in range():\n  pass",
+                "takes 1 to 3 arguments, got 0",
+                1,
+            ),
+            (
+                "for i in range(1, 2, 3, 4):\n  pass",
+                "takes 1 to 3 arguments, got 4",
+                1,
+            ),
+            (
+                "for i in range(0, 5, 0):\n  pass",
+                "step must not be zero",
+                1,
+            ),
+            (
+                "for i in range(n, step=2):\n  pass",
+                "keyword argument 'step='",
+                1,
+            ),
+            ("x = 1\nif x:\n  break", "'break' statement", 3),
+            ("if x:\n  continue", "'continue' statement", 2),
+            ("if x:\n  return 1", "'return' statement", 2),
+            ("if x:\ny = 1", "expected an indented block", 2),
+            ("x = 1\n  y = 2", "unexpected indent", 2),
+            ("if x:\n    y = 1\n  z = 2", "unindent does not match", 3),
+            ("else:\n  y = 1", "'else' without a matching 'if'", 1),
+            ("elif x:\n  y = 1", "'elif' without a matching 'if'", 1),
+            ("if x: if y: z = 1", "'if' statement on the line", 1),
+            ("if x:\n  y = 1\n  with a: pass", "'with' statement", 3),
+            ("y = 1j", "complex literal", 1),
+            ("y = x in z", "'in' operator", 1),
+            ("y = [i for i in range(3)]", "list literal", 1),
+            ("y = gamma(x)", "unknown function 'gamma'", 1),
+            ("y = math.asin(x)", "unsupported function 'math.asin'", 1),
+            (
+                "y = dace.math.atan(x)",
+                "unsupported function 'dace.math.atan'",
+                1,
+            ),
+        ];
+        for (src, msg, line) in cases {
+            let e = match parse_tasklet(src) {
+                Ok(v) => panic!("{src} parsed: {v:?}"),
+                Err(e) => e,
+            };
+            assert!(e.message.contains(msg), "{src}: got '{}'", e.message);
+            assert_eq!(e.line, line, "{src}: {e}");
+        }
+        // Blocks nest up to Python's limit.
+        let deep = |n: usize| {
+            (0..n)
+                .map(|k| format!("{}if x:\n", " ".repeat(k)))
+                .collect::<String>()
+                + &" ".repeat(n)
+                + "y = 1"
+        };
+        assert!(parse_tasklet(&deep(MAX_BLOCKS)).is_ok());
+        let e = parse_tasklet(&deep(MAX_BLOCKS + 1)).unwrap_err();
+        assert!(e.message.contains("blocks nested deeper"), "{e}");
     }
 
     // ------------------------------------------------------------ resource limits
