@@ -365,6 +365,12 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         }
     }
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
+        // A transient the program never uses is not allocated (as in DaCe,
+        // whose allocation follows access nodes): its size may name symbols
+        // that are not passed to this SDFG at all.
+        if !uses.contains_key(name) {
+            continue;
+        }
         // On the stack in a map body (as the writer declares them there).
         let stack = d.kind == DataKind::Scalar
             || d.storage == Storage::Register

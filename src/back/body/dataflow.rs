@@ -606,7 +606,7 @@ impl FnWriter<'_> {
             (Vec::new(), Vec::new())
         } else {
             (
-                vec![format!("{} *__state", self.state_type)],
+                vec![format!("[[maybe_unused]] {} *__state", self.state_type)],
                 vec!["__state".to_string()],
             )
         };

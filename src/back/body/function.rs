@@ -165,17 +165,10 @@ impl<'a> FnWriter<'a> {
                 self.access.insert(name.clone(), acc);
                 continue;
             }
-            let plan = self
-                .p
-                .alloc
-                .get(sdfg.id, name)
-                .ok_or_else(|| {
-                    Error::invalid(
-                        &d.path,
-                        format!("no allocation plan for transient '{name}'"),
-                    )
-                })?
-                .clone();
+            // Transients the program never uses have no plan: not declared.
+            let Some(plan) = self.p.alloc.get(sdfg.id, name).cloned() else {
+                continue;
+            };
             let ct = d.dtype.ctype();
             match (&plan.memory, &plan.scope) {
                 (Memory::Local, AllocScope::Map(..)) => {
