@@ -408,7 +408,7 @@ impl<'a> Builder<'a> {
             return Schedule::Default;
         }
         match self.schedule {
-            s if is_gpu_schedule(s) => Schedule::GpuDevice,
+            _ if self.device_level() => Schedule::GpuDevice,
             Schedule::Sequential => Schedule::Sequential,
             Schedule::CpuMulticore => Schedule::CpuMulticore,
             _ => Schedule::Default,
@@ -854,7 +854,7 @@ impl<'a> Builder<'a> {
 /// The identity of a reduction as a value of type `t`: integral values as
 /// integers, float infinities and out-of-range values clamped to the limits
 /// of an integer type.
-fn identity_value(e: &Expr, t: DType) -> Expr {
+pub(super) fn identity_value(e: &Expr, t: DType) -> Expr {
     let v = simplify(e);
     if !t.is_integer() {
         return v;
