@@ -173,7 +173,10 @@ fn identities_fit_the_output_type() {
     assert_eq!(lowest, Expr::Int(i32::MIN as i64));
     let highest = identity_value(&Expr::Float(f64::INFINITY), DType::UInt8);
     assert_eq!(highest, Expr::Int(255));
-    assert_eq!(identity_value(&Expr::Float(0.0), DType::Int64), Expr::Int(0));
+    assert_eq!(
+        identity_value(&Expr::Float(0.0), DType::Int64),
+        Expr::Int(0)
+    );
     assert_eq!(
         identity_value(&Expr::Float(-3.4e38), DType::Float32),
         Expr::Float(-3.4e38)
