@@ -187,3 +187,39 @@ fn identities_fit_the_output_type() {
         Expr::bin(BinaryOp::Sub, Expr::Int(-i64::MAX), Expr::Int(1))
     );
 }
+
+/// What is not implemented is refused by name, at the node: a batched
+/// (3-D) matrix product.
+#[test]
+fn a_batched_matmul_is_refused_at_the_node() {
+    let mut sdfg = load("matmul_libnode");
+    let a = sdfg.arrays.get_mut("A").unwrap();
+    a.shape.insert(0, Expr::Int(2));
+    a.strides.insert(0, Expr::sym("M * K"));
+    a.offset.insert(0, Expr::Int(0));
+    fn widen(r: &mut Region) {
+        for b in &mut r.blocks {
+            if let BlockKind::State(st) = &mut b.kind {
+                for e in &mut st.edges {
+                    if e.memlet.data.as_deref() == Some("A")
+                        && let Some(s) = &mut e.memlet.subset
+                    {
+                        s.insert(
+                            0,
+                            RangeDim {
+                                start: Expr::Int(0),
+                                end: Expr::Int(1),
+                                step: Expr::Int(1),
+                                tile: Expr::Int(1),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+    widen(&mut sdfg.body);
+    let err = expand(&mut sdfg).unwrap_err().to_string();
+    assert!(err.contains("MatMul of 3-D by 2-D operands"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+}
