@@ -2,7 +2,8 @@
 """Generates fixtures/corpus/libnode_<kind>/: SDFGs made by DaCe 1.0.2 whose
 library nodes are saved UNEXPANDED (Dot, MatMul as Gemv/Gemm/Dot, Gemv, Gemm,
 Ger, Axpy, Transpose, TensorTranspose, Reduce with every reduction type, with
-and without identity), with inputs, numpy reference outputs and a case.json in
+and without identity), as program.sdfg and program.gpu.sdfg (after
+apply_gpu_transformations(): the nodes run on device copies), with inputs, numpy reference outputs and a case.json in
 the corpus format (fixtures/corpus/README.md).
 
 Run with DaCe 1.0.2:  /work/venv-dace1/bin/python scripts/make-libnode-fixtures.py [OUTDIR]
@@ -125,16 +126,28 @@ def write_case(sdfg, name, description, symbols, values, refs, tol, features, ro
         ref.astype(values[n].dtype).tofile(os.path.join(d, f'{n}.out.bin'))
         outputs.append({'name': n, 'file': f'{n}.out.bin', 'dtype': str(values[n].dtype), 'shape': list(ref.shape),
                         'rtol': tol[0], 'atol': tol[1]})
+    # The GPU variant: apply_gpu_transformations() moves the arguments to device copies and gives
+    # the library nodes a GPU schedule (DaCe's CUDA code generation checked; no GPU needed).
+    gpu = copy.deepcopy(sdfg)
+    gpu.apply_gpu_transformations()
+    gpu.simplify()
+    gpu.validate()
+    gpu_classes = library_classes(gpu)
+    assert gpu_classes == classes, (name, gpu_classes)
+    gpu.save(os.path.join(d, 'program.gpu.sdfg'))
+    kinds = {a['name']: a['kind'] for a in args}
     case = {
         'name': name,
         'description': description,
         'symbols': symbols,
         'args': args,
         'outputs': outputs,
-        'abi': {'program.sdfg': abi_entry(sdfg, {a['name']: a['kind'] for a in args})},
+        'abi': {'program.sdfg': abi_entry(sdfg, kinds), 'program.gpu.sdfg': abi_entry(gpu, kinds)},
         'features': ['library_node', 'unexpanded'] + features,
         'library_nodes': classes,
-        'variants': {'program.sdfg': True},
+        'variants': {'program.sdfg': True, 'program.gpu.sdfg': True},
+        'gpu_status': {'program.gpu.sdfg': 'ok: apply_gpu_transformations() + simplify(), library nodes unexpanded '
+                                           'on GPU data; DaCe code generation checked (not compiled: no GPU)'},
         'dace_check': dace_check(sdfg, symbols, values, refs, tol),
         'sdfg_name': sdfg.name,
         'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
@@ -316,10 +329,13 @@ def libnode_reduce_ops(rng):
         big[0] = np.max(I)
 
     sdfg = libnode_reduce_program.to_sdfg(simplify=True)
-    # A Reduce without identity: acc[i] += sum_j I[i, j] (the output is read).
+    # A Reduce without identity: acc = acc0, then acc[i] += sum_j I[i, j] (the output is read; the copy
+    # makes the read visible to apply_gpu_transformations, which then keeps acc on the device).
+    sdfg.add_array('acc0', [M], dace.int64)
     sdfg.add_array('acc', [M], dace.int64)
-    st = sdfg.add_state_after(sdfg.sink_nodes()[0] if hasattr(sdfg, 'sink_nodes') else list(sdfg.states())[-1],
-                              'fold')
+    init = sdfg.add_state_after(sdfg.sink_nodes()[0], 'copy_acc')
+    init.add_nedge(init.add_read('acc0'), init.add_write('acc'), Memlet('acc0[0:M]'))
+    st = sdfg.add_state_after(init, 'fold')
     r = standard.Reduce('fold_sum', wcr='lambda a, b: a + b', axes=[1], identity=None)
     st.add_node(r)
     st.add_edge(st.add_read('I'), None, r, None, Memlet('I[0:M, 0:N]'))
@@ -327,13 +343,14 @@ def libnode_reduce_ops(rng):
     m, n, k = 6, 5, 7
     A = rng.uniform(0.5, 1.5, size=(m, n, k)).astype(np.float32)
     I = rng.integers(-1000, 1000, size=(m, n)).astype(np.int64)
-    acc = rng.integers(-50, 50, size=m).astype(np.int64)
+    acc0 = rng.integers(-50, 50, size=m).astype(np.int64)
     refs = {'s': A.sum(axis=(1, 2)), 'p': A.prod(axis=0), 'mn': I.min(axis=0), 'mx': I.max(axis=1),
-            'tot': np.array([A.sum()], np.float32), 'big': np.array([I.max()]), 'acc': acc + I.sum(axis=1)}
+            'tot': np.array([A.sum()], np.float32), 'big': np.array([I.max()]), 'acc': acc0 + I.sum(axis=1)}
     values = dict(A=A, I=I, s=np.zeros(m, np.float32), p=np.zeros((n, k), np.float32), mn=np.zeros(n, np.int64),
-                  mx=np.zeros(m, np.int64), tot=np.zeros(1, np.float32), big=np.zeros(1, np.int64), acc=acc)
+                  mx=np.zeros(m, np.int64), tot=np.zeros(1, np.float32), big=np.zeros(1, np.int64), acc0=acc0,
+                  acc=np.zeros(m, np.int64))
     write_case(sdfg, 'libnode_reduce_ops', libnode_reduce_ops.__doc__, {'K': k, 'M': m, 'N': n}, values, refs,
-               (1e-5, 1e-5), ['reduce', 'float32', 'int64', 'no_identity'], roles={'acc': 'inout'})
+               (1e-5, 1e-5), ['reduce', 'float32', 'int64', 'no_identity'])
 
 
 if __name__ == '__main__':
