@@ -1462,6 +1462,7 @@ impl Reader {
                 Some(x) => sym(x, &ptr(&ap, k)).map(Some),
             }
         };
+        let flag = |k: &str| matches!(member(attrs, k), Some(Json::Bool(true)));
         let kind = match class {
             "Reduce" => {
                 let w = a
@@ -1478,7 +1479,30 @@ impl Reader {
                 alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
                 beta: opt("beta")?.unwrap_or(Expr::Int(0)),
             },
+            "Dot" => LibraryKind::Dot,
+            "Gemv" => LibraryKind::Gemv {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+                trans_a: flag("transA"),
+            },
+            "Gemm" => LibraryKind::Gemm {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+                trans_a: flag("transA"),
+                trans_b: flag("transB"),
+            },
+            "Ger" => LibraryKind::Ger {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+            },
+            "Axpy" => LibraryKind::Axpy {
+                a: opt("a")?.unwrap_or_else(|| Expr::sym("a")),
+            },
             "Transpose" => LibraryKind::Transpose,
+            "TensorTranspose" => LibraryKind::TensorTranspose {
+                axes: a.axes.clone().unwrap_or_default(),
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+            },
             _ => {
                 return Err(Error::unsupported(
                     ptr(path, "classpath"),

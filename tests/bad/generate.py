@@ -93,13 +93,15 @@ def conditional_block(d):
                        "attributes": {"data": {"type": "InterstateEdge", "attributes": {}}}})
 
 
-def gemm(d):
-    n = node(d, 1)
-    n["type"] = "LibraryNode"
-    n["classpath"] = "dace.libraries.blas.nodes.gemm.Gemm"
-    n["label"] = "_Gemm_"
-    n["attributes"] = {"name": "_Gemm_", "in_connectors": {"__in1": None, "__in2": None},
-                       "out_connectors": {"__out": None}}
+def library_node(classpath):
+    def mutate(d):
+        n = node(d, 1)
+        n["type"] = "LibraryNode"
+        n["classpath"] = classpath
+        n["label"] = "_Gemm_"
+        n["attributes"] = {"name": "_Gemm_", "in_connectors": {"__in1": None, "__in2": None},
+                           "out_connectors": {"__out": None}}
+    return mutate
 
 
 def consume(d):
@@ -207,7 +209,7 @@ CASES = [
     ("undefined_symbol_map_range", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "M - 3"), 1, "uses symbol 'M', which is not defined", "at /nodes/3/nodes/0", "check"),
     ("undefined_symbol_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("end", "K"), 1, "uses symbol 'K', which is not defined", "at /nodes/3/edges/", "check"),
     ("undefined_symbol_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("string_data", "(t < TMAX)"), 1, "uses symbol 'TMAX', which is not defined", "at /edges/2", "check"),
-    ("gemm_library_node", gemm, 1, "dace.libraries.blas.nodes.gemm.Gemm", "at /nodes/3/nodes/1/classpath", "check"),
+    ("unknown_library_node", library_node("dace.libraries.blas.nodes.batched_matmul.BatchedMatMul"), 1, "dace.libraries.blas.nodes.batched_matmul.BatchedMatMul", "at /nodes/3/nodes/1/classpath", "check"),
     ("consume_entry", consume, 1, "dataflow node type 'ConsumeEntry'", "at /nodes/3/nodes/0/type", "check"),
     ("cpp_interstate_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("language", "CPP"), 1, "C++ conditions", "at /edges/2/attributes/data/attributes/condition", "check"),
     ("negative_shape", lambda d: arr(d, "B")["attributes"].update(shape=["-5"], total_size="-5"), 1, "negative size -5", "at /attributes/_arrays/B/attributes/shape/0", "check"),
@@ -237,6 +239,7 @@ CASES = [
     ("undefined_symbol_question", lambda d: arr(d, "B")["attributes"].update(shape=["?"], total_size="?"), 1, "undefined symbol '?'", "at /attributes/_arrays/B/attributes/shape/0", "check"),
     ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "check"),
+    ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
 ]
 
 

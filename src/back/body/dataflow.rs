@@ -214,12 +214,14 @@ impl FnWriter<'_> {
                 NodeKind::Nested(ns) if self.at_block_level() => {
                     self.block_level_node(ctx, id, |w| w.nested_call(ctx, id, ns))?
                 }
-                NodeKind::Library(l) if self.at_block_level() => {
-                    self.block_level_node(ctx, id, |w| w.library(ctx, id, l))?
-                }
                 NodeKind::Tasklet(t) => self.tasklet(ctx, id, t)?,
                 NodeKind::Nested(ns) => self.nested_call(ctx, id, ns)?,
-                NodeKind::Library(l) => self.library(ctx, id, l)?,
+                NodeKind::Library(_) => {
+                    return Err(Error::invalid(
+                        &n.path,
+                        format!("library node '{}' was not expanded", n.label),
+                    ));
+                }
             }
         }
         Ok(())

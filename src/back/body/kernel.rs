@@ -137,7 +137,7 @@ impl FnWriter<'_> {
             if let Some(d) = &e.memlet.data {
                 data.insert(d.clone());
                 if let Some(desc) = self.sdfg.arrays.get(d) {
-                    // Library expansions loop over the containers' shapes; views index with strides.
+                    // Element indices use the containers' shapes, strides and offsets.
                     for x in desc.shape.iter().chain(&desc.strides).chain(&desc.offset) {
                         add(x, &mut names);
                     }
