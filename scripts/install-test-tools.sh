@@ -3,8 +3,9 @@
 #   * cmake and ninja (from PyPI, into the user's Python scripts directory),
 #     linked into /usr/local/bin (or ~/.local/bin when that is not writable) so
 #     that tests/cmake_example.rs finds them on PATH;
-#   * a Python virtual environment with DaCe 1.0.2 (networkx<3.4, numpy) under
-#     build/venv-dace, used by examples/dace/ and tests/dace_example.rs.
+#   * a Python virtual environment with DaCe 1.0.2 (networkx<3.4, numpy, pytest)
+#     under build/venv-dace, used by examples/dace/, tests/dace_example.rs and
+#     the Python package's tests (python/tests).
 # Idempotent: finished steps are skipped on a second run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,5 +70,8 @@ if ! "$VENV/bin/python" -c 'import dace, numpy' >/dev/null 2>&1; then
     rm -rf "$VENV"
     make_venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet 'dace==1.0.2' 'networkx<3.4' numpy
+fi
+if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet pytest
 fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"

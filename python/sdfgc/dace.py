@@ -8,7 +8,9 @@ DaCe still writes the build folder, runs its CMake build and loads the
 library with its own `CompiledSDFG` (so its cache, `compiler.use_cache` and
 the loader stub behave as always); only the code it compiles is sdfgc's.
 A refused SDFG raises `sdfgc.SdfgcError` with sdfgc's message: there is no
-silent fallback to DaCe's generator.
+silent fallback to DaCe's generator. Every library DaCe loads while the
+switch is on is checked: the parameter lists it states must be the ones
+`CompiledSDFG` passes (`check_abi`).
 """
 
 import os
@@ -18,7 +20,40 @@ import tempfile
 from . import SdfgcError, binary
 
 _original = None
+_original_init = None
+_original_initialize = None
 _options = {}
+
+
+class SdfgcAbiError(SdfgcError):
+    """A library's stated parameter lists differ from what DaCe passes."""
+
+
+def check_abi(csdfg) -> bool:
+    """Compares the parameter lists an sdfgc library states
+    (`__sdfgc_signature_<name>`) with what DaCe's `CompiledSDFG` will pass:
+    `sdfg.arglist()` to the program, and those of its entries that are free
+    symbols to init. Raises `SdfgcAbiError` with both lists on a mismatch;
+    returns False for a library that states none (not built by sdfgc)."""
+    import ctypes
+    import json
+
+    sdfg = csdfg._sdfg
+    try:
+        stated_fn = csdfg._lib.get_symbol(f"__sdfgc_signature_{sdfg.name}", ctypes.c_char_p)
+    except KeyError:
+        return False
+    stated = json.loads(stated_fn().decode())
+    arglist = list(sdfg.arglist().keys())
+    free = set(map(str, sdfg.free_symbols))
+    want = {"program": arglist, "init": [a for a in arglist if a in free]}
+    got = {k: [p[0] for p in stated[k]] for k in ("program", "init")}
+    for k in ("program", "init"):
+        if got[k] != want[k]:
+            raise SdfgcAbiError(
+                f"library of SDFG '{sdfg.name}' takes other {k} parameters than DaCe passes:\n"
+                f"  library: {got[k]}\n  DaCe:    {want[k]}")
+    return True
 
 
 def _log(line: str) -> None:
@@ -73,27 +108,101 @@ def _generate_code(sdfg, validate=True):
     return [obj, head, main]
 
 
+def _sdfg_external_storages(sdfg):
+    """Storages of the SDFG's own External transients (DaCe's CompiledSDFG
+    and gt4py manage those workspaces)."""
+    from dace import dtypes
+
+    out = set()
+    for sd in sdfg.all_sdfgs_recursive():
+        for desc in sd.arrays.values():
+            if desc.transient and desc.lifetime == dtypes.AllocationLifetime.External:
+                out.add(desc.storage.name)
+    return out
+
+
+def _own_workspaces(csdfg, argtuple):
+    """Gives an sdfgc library built in the external mode, whose SDFG has no
+    External transients of its own (so DaCe never sets a workspace), one
+    CPU_Heap workspace per CompiledSDFG, through the checked setter."""
+    import ctypes
+
+    import numpy as np
+
+    lib, sdfg = csdfg._lib, csdfg._sdfg
+    managed = _sdfg_external_storages(sdfg)
+    for storage in ("CPU_Heap",):
+        if storage in managed or (storage == "CPU_Heap" and "Default" in managed):
+            continue
+        try:
+            size = lib.get_symbol(f"__dace_get_external_memory_size_{storage}", ctypes.c_size_t)
+            align = lib.get_symbol(f"__sdfgc_workspace_alignment_{storage}", ctypes.c_size_t)()
+            setter = lib.get_symbol(f"__sdfgc_set_workspace_{storage}", ctypes.c_int)
+            message = lib.get_symbol("__sdfgc_error_string", ctypes.c_char_p)
+        except KeyError:
+            continue
+        nbytes = size(csdfg._libhandle, *argtuple)
+        raw = np.empty(nbytes + align, dtype=np.uint8)
+        offset = (-raw.ctypes.data) % align
+        rc = setter(csdfg._libhandle, ctypes.c_void_p(raw.ctypes.data + offset), ctypes.c_size_t(nbytes), *argtuple)
+        if rc != 0:
+            raise SdfgcError(f"{storage} workspace of '{sdfg.name}': {message(rc).decode()}")
+        workspaces = getattr(csdfg, "_sdfgc_workspaces", {})
+        workspaces[storage] = raw
+        csdfg._sdfgc_workspaces = workspaces
+
+
 def enable(mode=None, target="cpp", extra_args=()):
     """Makes every later `dace.SDFG.compile()` in this process generate its
     code with sdfgc (`mode`: None, "scoped", "persistent", "pool" or
     "external"; `target`: "cpp", "cuda" or "hip")."""
-    global _original
+    global _original, _original_init
     from dace.codegen import codegen
+    from dace.codegen.compiled_sdfg import CompiledSDFG
 
     _options.update(mode=mode, target=target, extra_args=tuple(extra_args))
     if _original is None:
         _original = codegen.generate_code
         codegen.generate_code = _generate_code
+    if _original_init is None:
+        _original_init = CompiledSDFG.__init__
+
+        def init(self, *args, **kwargs):
+            _original_init(self, *args, **kwargs)
+            check_abi(self)
+
+        CompiledSDFG.__init__ = init
+    global _original_initialize
+    if _original_initialize is None:
+        _original_initialize = CompiledSDFG._initialize
+
+        def initialize(self, argtuple):
+            _original_initialize(self, argtuple)
+            if self._initialized:
+                _own_workspaces(self, argtuple)
+
+        CompiledSDFG._initialize = initialize
 
 
 def disable():
     """Restores DaCe's own code generator."""
-    global _original
+    global _original, _original_init
     if _original is not None:
         from dace.codegen import codegen
 
         codegen.generate_code = _original
         _original = None
+    if _original_init is not None:
+        from dace.codegen.compiled_sdfg import CompiledSDFG
+
+        CompiledSDFG.__init__ = _original_init
+        _original_init = None
+    global _original_initialize
+    if _original_initialize is not None:
+        from dace.codegen.compiled_sdfg import CompiledSDFG
+
+        CompiledSDFG._initialize = _original_initialize
+        _original_initialize = None
 
 
 def enable_from_environment():

@@ -7,13 +7,13 @@
 // Build: {{ build }}
 {%- if let Some(g) = gpu %}
 #include <{{ g.header }}>
-#include <cstdio>
 {%- endif %}
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>

@@ -543,10 +543,22 @@ pub fn write(p: &Program) -> Result<Outputs> {
 
 /// `--check-pointers`: GPU_Global array arguments must be device memory.
 fn entry_checks(p: &Program) -> String {
-    let Some(g) = p.gpu.filter(|_| p.options.check_pointers) else {
-        return String::new();
-    };
+    // A program called before its workspace is set stops with a message
+    // naming the setter, instead of writing through a null pointer.
     let mut out = String::new();
+    for (storage, l) in &p.layouts {
+        if let Some(first) = l.placements.first() {
+            out.push_str(&format!(
+                "    if (__state->{m} == nullptr) {{\n        std::fprintf(stderr, \"sdfgc: __program_{prog} called without its {s} workspace: set it first (__sdfgc_set_workspace_{s})\\n\");\n        std::abort();\n    }}\n",
+                m = member_name(first.slot.sdfg, &first.slot.name),
+                prog = p.sdfg.name,
+                s = storage.dace_name()
+            ));
+        }
+    }
+    let Some(g) = p.gpu.filter(|_| p.options.check_pointers) else {
+        return out;
+    };
     for a in p
         .abi
         .program

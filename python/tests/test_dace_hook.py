@@ -1,0 +1,98 @@
+"""sdfgc.dace: DaCe's SDFG.compile() generating through sdfgc (DaCe 1.0.2 or 2.x)."""
+import ctypes
+import os
+
+import numpy as np
+import pytest
+
+dace = pytest.importorskip("dace")
+import sdfgc  # noqa: E402
+import sdfgc.dace  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def build_folder(tmp_path, monkeypatch):
+    log = tmp_path / "sdfgc.log"
+    monkeypatch.setenv("SDFGC_DACE_LOG", str(log))
+    dace.Config.set("default_build_folder", value=str(tmp_path / "dacecache"))
+    yield log
+    sdfgc.dace.disable()
+
+
+def axpy_sdfg(name):
+    N = dace.symbol("N")
+
+    @dace.program
+    def prog(a: dace.float64, x: dace.float64[N], y: dace.float64[N]):
+        y[:] = a * x + y
+
+    sdfg = prog.to_sdfg()
+    sdfg.name = name
+    return sdfg
+
+
+@pytest.mark.parametrize("mode", [None, "external", "persistent"])
+def test_compile_goes_through_sdfgc(build_folder, mode):
+    sdfgc.dace.enable(mode=mode)
+    sdfg = axpy_sdfg(f"hook_axpy_{mode or 'default'}")
+    lib = sdfg.compile()
+    x, y = np.arange(10.0), np.ones(10)
+    lib(a=2.0, x=x, y=y, N=10)
+    assert np.allclose(y, 2 * np.arange(10.0) + 1)
+    assert f"compiled {sdfg.name}" in build_folder.read_text()
+    # DaCe loaded sdfgc's library: it states its parameter lists.
+    assert sdfgc.dace.check_abi(lib) is True
+
+
+def test_refused_sdfg_raises_with_sdfgcs_message():
+    sdfgc.dace.enable()
+    sdfg = dace.SDFG("hook_refused")
+    sdfg.add_array("a", [4], dace.float64)
+    st = sdfg.add_state()
+    t = st.add_tasklet("t", {}, {"o"}, "o = 1", language=dace.Language.CPP)
+    t.environments = {"dace.libraries.blas.environments.cublas.cuBLAS"}
+    st.add_edge(t, "o", st.add_write("a"), None, dace.Memlet("a[0]"))
+    with pytest.raises(sdfgc.SdfgcError, match="library environment 'cuBLAS'"):
+        sdfg.compile()
+
+
+def test_abi_mismatch_raises_with_both_lists(build_folder):
+    sdfgc.dace.enable()
+    lib = axpy_sdfg("hook_abi").compile()
+
+    class Stated:  # a library that states a stray stride symbol
+        def get_symbol(self, name, restype=ctypes.c_int):
+            return lambda: b'{"program":[["x","double *"],["y","double *"],["N","int"],["__x_stride","int"],' \
+                           b'["a","double"]],"init":[["N","int"]]}'
+
+    lib._lib = Stated()
+    with pytest.raises(sdfgc.dace.SdfgcAbiError, match="__x_stride"):
+        sdfgc.dace.check_abi(lib)
+
+
+def test_disable_restores_daces_generator(build_folder):
+    sdfgc.dace.enable()
+    sdfgc.dace.disable()
+    axpy_sdfg("hook_disabled").compile()
+    assert not build_folder.exists() or "hook_disabled" not in build_folder.read_text()
+
+
+def test_switch_from_environment_in_a_spawned_child(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import dace, numpy as np\n"
+            "N = dace.symbol('N')\n"
+            "@dace.program\n"
+            "def p(x: dace.float64[N]):\n"
+            "    x[:] = x + 1\n"
+            "s = p.to_sdfg(); s.name = 'hook_child'\n"
+            "x = np.zeros(3); s.compile()(x=x, N=3); assert (x == 1).all()\n")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, SDFGC_DACE="1", SDFGC_DACE_LOG=str(tmp_path / "child.log"),
+               PYTHONPATH=os.pathsep.join([here, os.path.join(here, "sdfgc", "_startup")]),
+               DACE_default_build_folder=str(tmp_path / "cache"))
+    script = tmp_path / "child.py"  # DaCe's frontend reads the program's source
+    script.write_text(code)
+    subprocess.run([sys.executable, str(script)], env=env, check=True, cwd=tmp_path)
+    assert "compiled hook_child" in (tmp_path / "child.log").read_text()
