@@ -1394,19 +1394,6 @@ impl Reader {
 
     fn tasklet(&mut self, attrs: Option<&Json>, ap: &str, label: &str) -> Result<Tasklet> {
         let a: TaskletDto = dto(attrs, ap)?;
-        // Code that DaCe's library expansions leave as calls into a library
-        // environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
-        // environment's headers, handles and link flags: not provided.
-        if let Some(env) = a.environments.first() {
-            let short = env.rsplit('.').next().unwrap_or(env);
-            return Err(Error::unsupported(
-                ptr(ap, "environments"),
-                format!(
-                    "tasklet '{label}' calls into the library environment '{short}' ({env}); \
-                     save the SDFG with the library node unexpanded or expanded to its pure implementation"
-                ),
-            ));
-        }
         let what = |part: &'static str| move || format!("{part} of tasklet '{label}'");
         let code = code_block(
             a.code,
@@ -1421,6 +1408,7 @@ impl Reader {
         };
         let side_effects = a.side_effects.unwrap_or(code.language == Language::Cpp);
         Ok(Tasklet {
+            environments: a.environments,
             code,
             stmts,
             code_global: code_block(

@@ -368,6 +368,9 @@ pub struct Tasklet {
     pub inputs: NameMap<ConnType>,
     /// Output connectors.
     pub outputs: NameMap<ConnType>,
+    /// DaCe library environments the code calls into (`environments`:
+    /// cuBLAS, LAPACKE, ...), which sdfgc does not provide.
+    pub environments: Vec<String>,
 }
 
 /// `NestedSDFG` attributes.

@@ -238,7 +238,7 @@ CASES = [
     ("constant_out_of_range", set_path(["attributes", "constants_prop"], {"K": [{"type": "Scalar", "attributes": {"dtype": "uint8", "shape": ["1"]}}, "300"]}), 1, "does not fit the constant's type uint8", "at /attributes/constants_prop/K/1", "check"),
     ("undefined_symbol_question", lambda d: arr(d, "B")["attributes"].update(shape=["?"], total_size="?"), 1, "undefined symbol '?'", "at /attributes/_arrays/B/attributes/shape/0", "check"),
     ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
-    ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "check"),
+    ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "cpp"),
     ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
 ]
 

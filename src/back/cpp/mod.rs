@@ -202,6 +202,46 @@ struct Header<'a> {
     workspaces: Vec<crate::back::sample::WorkspaceDoc>,
 }
 
+/// Code that DaCe's library expansions leave as calls into a library
+/// environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
+/// environment's headers, handles and link flags: not provided, refused by
+/// name (the SDFG itself is valid: `sdfgc check` and its ABI are fine).
+fn refuse_environments(r: &Region) -> Result<()> {
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => {
+                for n in &st.nodes {
+                    match &n.kind {
+                        NodeKind::Tasklet(t) => {
+                            if let Some(env) = t.environments.first() {
+                                let short = env.rsplit('.').next().unwrap_or(env);
+                                return Err(Error::unsupported(
+                                    format!("{}/attributes/environments", n.path),
+                                    format!(
+                                        "tasklet '{}' calls into the library environment '{short}' ({env}); \
+                                         save the SDFG with the library node unexpanded or expanded to its pure implementation",
+                                        n.label
+                                    ),
+                                ));
+                            }
+                        }
+                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body)?,
+                        _ => {}
+                    }
+                }
+            }
+            BlockKind::Region(inner) => refuse_environments(inner)?,
+            BlockKind::Conditional(brs) => {
+                for (_, body) in brs {
+                    refuse_environments(body)?;
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+    Ok(())
+}
+
 /// `["Default"]` if a transient of storage Default and lifetime External in
 /// the SDFG lives in the `storage` workspace, else nothing.
 fn default_storage_aliases(p: &Program, storage: Storage) -> Vec<&'static str> {
@@ -743,6 +783,7 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 
 /// Refuses, by name, what the C++ writer cannot express.
 fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
+    refuse_environments(&sdfg.body)?;
     for (n, d) in &sdfg.arrays {
         if matches!(
             d.dtype,

@@ -527,6 +527,7 @@ impl<'a> Builder<'a> {
                 code_init: none.clone(),
                 code_exit: none,
                 side_effects: false,
+                environments: Vec::new(),
                 inputs: ins,
                 outputs: outs,
             }),
