@@ -40,9 +40,19 @@ fn value(e: &Expr, symbols: &Symbols) -> Option<i64> {
     })
 }
 
-/// A size formula as C; the thread count of per-thread slots reads `T`.
+/// A size formula as C; the thread count of per-thread slots reads `T`
+/// (unless the program has a symbol of that name).
 fn formula(e: &Expr) -> String {
-    cexpr::to_cpp(&simplify(e)).replace(THREADS, "T")
+    let e = simplify(e);
+    let text = cexpr::to_cpp(&e);
+    if crate::ir::simplify::free_symbols(&e)
+        .iter()
+        .any(|s| s == "T")
+    {
+        text
+    } else {
+        text.replace(THREADS, "T")
+    }
 }
 
 /// The note under a report whose formulas use `T`.
