@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Generates fixtures/corpus/nested_transient_parallel_map/: a nested SDFG with
 transient arrays sized by a program symbol (one of Default storage, one of
-Register storage), called once per iteration of a parallel CPU map. Every
-thread needs its own copy of those arrays (per-thread workspace and persistent
-slots); one shared copy races.
+Register storage), called once per iteration of a parallel CPU map, which
+also copies its row into a transient of the top-level SDFG that lives in one
+iteration. Every thread needs its own copy of those arrays (per-thread
+workspace and persistent slots); one shared copy races.
 
 Run with DaCe 1.0.2:
     /work/venv-dace1/bin/python scripts/make-threadslot-fixtures.py
@@ -59,7 +60,11 @@ def build():
     st = sdfg.add_state('main')
     me, mx = st.add_map('rows', dict(i='0:M'), schedule=dace.ScheduleType.CPU_Multicore)
     ns = st.add_nested_sdfg(inner_sdfg(N), sdfg, {'a'}, {'o'}, symbol_mapping={'N': 'N'})
-    st.add_memlet_path(st.add_read('A'), me, ns, dst_conn='a', memlet=Memlet('A[i, 0:N]'))
+    # A transient of the top-level SDFG that lives in one iteration of the parallel map.
+    sdfg.add_transient('row', [N], dace.float64)
+    row = st.add_access('row')
+    st.add_memlet_path(st.add_read('A'), me, row, memlet=Memlet('A[i, 0:N]', other_subset='0:N'))
+    st.add_edge(row, None, ns, 'a', Memlet('row[0:N]'))
     st.add_memlet_path(ns, mx, st.add_write('out'), src_conn='o', memlet=Memlet('out[i]'))
     return sdfg
 
