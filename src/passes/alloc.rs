@@ -334,7 +334,8 @@ struct Ctx<'a> {
     gpu: bool,
     top_symbols: &'a BTreeSet<String>,
     /// How the SDFG's symbols map to top-level symbols (None if the SDFG runs
-    /// inside a map, where nothing may live in shared memory).
+    /// inside a map of a GPU target: its transients stay scoped). On CPU
+    /// targets an SDFG called in a parallel map has `per_thread` slots.
     to_top: Option<&'a IndexMap<String, Expr>>,
     /// The SDFG runs inside a GPU kernel (everything is device-local).
     in_kernel: bool,
