@@ -11,18 +11,56 @@ use crate::diag::{Error, ErrorKind};
 use crate::driver::{CompileOptions, load_valid};
 use crate::ir::Expr;
 use crate::ir::simplify::{eval_int, simplify};
+use crate::passes::alloc::THREADS;
 use crate::passes::layout::{StorageLayout, align_up};
 use crate::passes::{self, Program};
 
 /// Symbol values given on the command line.
 pub type Symbols = BTreeMap<String, i64>;
 
-fn value(e: &Expr, symbols: &Symbols) -> Option<i64> {
-    eval_int(e, &mut |n| symbols.get(n).copied())
+/// The thread count per-thread slots are sized for: `--symbol
+/// __sdfgc_threads=K`, else what `omp_get_max_threads()` would say here
+/// (`OMP_NUM_THREADS`, else the number of cores).
+pub fn threads(symbols: &Symbols) -> i64 {
+    symbols.get(THREADS).copied().unwrap_or_else(|| {
+        std::env::var("OMP_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.split(',').next()?.trim().parse::<i64>().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as i64))
+    })
 }
 
+fn value(e: &Expr, symbols: &Symbols) -> Option<i64> {
+    eval_int(e, &mut |n| {
+        symbols
+            .get(n)
+            .copied()
+            .or_else(|| (n == THREADS).then(|| threads(symbols)))
+    })
+}
+
+/// A size formula as C; the thread count of per-thread slots reads `T`
+/// (unless the program has a symbol of that name).
 fn formula(e: &Expr) -> String {
-    cexpr::to_cpp(&simplify(e))
+    let e = simplify(e);
+    let text = cexpr::to_cpp(&e);
+    if crate::ir::simplify::free_symbols(&e)
+        .iter()
+        .any(|s| s == "T")
+    {
+        text
+    } else {
+        text.replace(THREADS, "T")
+    }
+}
+
+/// The note under a report whose formulas use `T`.
+fn threads_note(symbols: &Symbols) -> String {
+    format!(
+        "T = threads at __dace_init_* (one copy of each per-thread transient per thread): {} here (OMP_NUM_THREADS, else the cores; --symbol {THREADS}=K to change)",
+        threads(symbols)
+    )
 }
 
 /// Sizes of one storage: packed, sequential, DaCe's unaligned sum.
@@ -49,11 +87,15 @@ fn storage_json(l: &StorageLayout, symbols: &Symbols) -> Value {
                 "offset_formula": formula(off),
                 "offset": value(off, symbols),
                 "live": [p.live.start, p.live.end],
+                "per_thread": p.slot.per_thread,
             })
         })
         .collect();
+    let per_thread = l.placements.iter().any(|p| p.slot.per_thread);
     json!({
         "alignment": l.align,
+        "per_thread": per_thread,
+        "threads": per_thread.then(|| threads(symbols)),
         "shelves": l.shelves,
         "packed": formula(&offsets[l.shelves]),
         "packed_bytes": value(&offsets[l.shelves], symbols),
@@ -146,6 +188,9 @@ pub fn stats(
                     v["dace"].as_str().unwrap_or(""),
                     show(&v["dace_bytes"])
                 );
+                if v["per_thread"].as_bool() == Some(true) {
+                    let _ = writeln!(out, "    {}", threads_note(symbols));
+                }
                 for t in v["transients"].as_array().into_iter().flatten() {
                     let _ = writeln!(
                         out,
@@ -250,7 +295,13 @@ pub fn plan(
                 "no program needs a workspace (no External transients; try --mode external)"
             );
         }
+        let mut uses_threads = false;
         for (storage, v) in &result {
+            uses_threads |= per_storage[storage].iter().any(|x| {
+                crate::ir::simplify::free_symbols(&x.total)
+                    .iter()
+                    .any(|s| s == THREADS)
+            });
             let _ = writeln!(out, "{storage}:");
             for prog in v["programs"].as_array().into_iter().flatten() {
                 let _ = writeln!(
@@ -273,6 +324,9 @@ pub fn plan(
                     let _ = writeln!(out, "  allocate: {}", v["max"].as_str().unwrap_or(""));
                 }
             }
+        }
+        if uses_threads {
+            let _ = writeln!(out, "{}", threads_note(symbols));
         }
     }
     if errors.is_empty() {

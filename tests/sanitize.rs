@@ -340,6 +340,44 @@ fn every_npbench_autoopt_kernel_is_race_free_under_tsan() {
     assert_all_passed("TSan runs", tasks.len(), &failures);
 }
 
+/// True if the case's `case.json` lists `feature`.
+fn has_feature(dir: &Path, feature: &str) -> bool {
+    std::fs::read_to_string(dir.join("case.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["features"].as_array().cloned())
+        .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(feature)))
+}
+
+/// Cases built for parallel maps (feature `parallel_map`: e.g. transients of a
+/// nested SDFG called in a parallel map, one copy per thread) in every mode
+/// whose memory is shared between calls (their own lifetimes, persistent,
+/// external): a copy shared by two threads is a race.
+#[test]
+fn every_parallel_map_case_is_race_free_under_tsan() {
+    let filter = std::env::var("SDFGC_SANITIZE_FILTER").unwrap_or_default();
+    let modes = [None, Some(Mode::Persistent), Some(Mode::External)];
+    let label = |dir: &Path, variant: &str, mode: Option<Mode>| {
+        let case = dir.file_name().unwrap().to_string_lossy();
+        format!("{case}/{variant} [tsan {}]", mode_name(mode))
+    };
+    let tasks: Vec<(PathBuf, String, Option<Mode>)> = cpu_variants()
+        .into_iter()
+        .filter(|(d, _)| has_feature(d, "parallel_map"))
+        .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
+        .collect();
+    if filter.is_empty() {
+        assert!(!tasks.is_empty(), "no case has the parallel_map feature");
+    }
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| label(dir, variant, *mode),
+        |(dir, variant, mode), work| run_tsan(dir, variant, *mode, work),
+    );
+    assert_all_passed("TSan runs", tasks.len(), &failures);
+}
+
 fn tsan_selftest(defines: &[&str]) -> common::harness::RunReport {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness_selftest/jacobi_1d.cpp");

@@ -274,3 +274,27 @@ int main(void) {
         "{text}"
     );
 }
+
+/// Per-thread slots (a nested SDFG's arrays, called in a parallel map): one
+/// copy per thread, so the size is the thread count times the arrays, shown
+/// with `T` and evaluated with `--symbol __sdfgc_threads=K`.
+#[test]
+fn per_thread_slots_scale_with_the_thread_count() {
+    let file = repo().join("fixtures/corpus/nested_transient_parallel_map/program.sdfg");
+    let bytes = |threads: i64| {
+        let sym = [
+            ("M".to_string(), 64),
+            ("N".to_string(), 300),
+            ("__sdfgc_threads".to_string(), threads),
+        ];
+        let s = stats(&file, &sym, &[]);
+        let heap = s[0]["storages"]["CPU_Heap"].clone();
+        assert_eq!(heap["per_thread"], true, "{heap}");
+        assert!(heap["packed"].as_str().unwrap().contains("T * N"), "{heap}");
+        heap["packed_bytes"].as_i64().unwrap()
+    };
+    // Three arrays of N doubles (all live at the map), each 64-byte aligned:
+    // 300 * 8 = 2400 -> 2432 bytes for one copy.
+    assert_eq!(bytes(1), 3 * 2432);
+    assert_eq!(bytes(4), 3 * 9600);
+}

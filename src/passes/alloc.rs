@@ -59,7 +59,17 @@ pub struct Transient {
     pub zero: bool,
     /// Number of elements in the top-level symbols (Persistent and External memory).
     pub top_elements: Option<Expr>,
+    /// Used inside a parallel CPU region (a parallel map, or a nested SDFG
+    /// called in one): Persistent and External memory hold one copy of
+    /// `top_elements` per thread ([`THREADS`] copies), and each thread uses
+    /// copy `omp_get_thread_num()`.
+    pub per_thread: bool,
 }
+
+/// The symbol that stands for the number of threads a parallel region of the
+/// program may use (`omp_get_max_threads()` at `__dace_init_*`, kept in the
+/// state) in the sizes of per-thread slots.
+pub const THREADS: &str = "__sdfgc_threads";
 
 /// One workspace slot.
 #[derive(Clone, Debug)]
@@ -70,8 +80,25 @@ pub struct ExternalSlot {
     pub name: String,
     /// Element type.
     pub dtype: DType,
-    /// Number of elements, in the top-level symbols.
+    /// Number of elements (of one copy), in the top-level symbols.
     pub elements: Expr,
+    /// One copy per thread ([`THREADS`] copies of `elements`).
+    pub per_thread: bool,
+}
+
+impl ExternalSlot {
+    /// Elements of all copies: `elements`, times [`THREADS`] for a per-thread slot.
+    pub fn total_elements(&self) -> Expr {
+        if self.per_thread {
+            simplify(&Expr::bin(
+                BinaryOp::Mul,
+                Expr::Sym(THREADS.into()),
+                self.elements.clone(),
+            ))
+        } else {
+            self.elements.clone()
+        }
+    }
 }
 
 /// The allocation plan of a whole SDFG tree.
@@ -92,6 +119,11 @@ impl AllocPlan {
     /// True if the container lives in device memory.
     pub fn is_device(&self, sdfg: u32, name: &str) -> bool {
         self.device.contains(&(sdfg, name.to_string()))
+    }
+
+    /// True if some transient has one copy per thread.
+    pub fn has_per_thread(&self) -> bool {
+        self.transients.values().any(|t| t.per_thread)
     }
 
     /// The transients of `sdfg` allocated at `scope`, by name.
@@ -120,6 +152,7 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
         to_top: Some(&top),
         in_kernel: false,
         device_args: BTreeSet::new(),
+        per_thread: false,
     };
     plan_sdfg(sdfg, &cx, &mut p)?;
     for ((id, name), t) in &p.transients {
@@ -310,12 +343,16 @@ struct Ctx<'a> {
     gpu: bool,
     top_symbols: &'a BTreeSet<String>,
     /// How the SDFG's symbols map to top-level symbols (None if the SDFG runs
-    /// inside a map, where nothing may live in shared memory).
+    /// inside a map of a GPU target: its transients stay scoped). On CPU
+    /// targets an SDFG called in a parallel map has `per_thread` slots.
     to_top: Option<&'a IndexMap<String, Expr>>,
     /// The SDFG runs inside a GPU kernel (everything is device-local).
     in_kernel: bool,
     /// Non-transients of a nested SDFG that point to device memory.
     device_args: BTreeSet<String>,
+    /// The SDFG is called inside a parallel CPU region (CPU targets only):
+    /// its Persistent and External transients get one copy per thread.
+    per_thread: bool,
 }
 
 /// True if a transient's access nodes touch a GPU_Device map at top level
@@ -372,10 +409,10 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             continue;
         }
         // On the stack in a map body (as the writer declares them there).
-        let stack = d.kind == DataKind::Scalar
-            || d.storage == Storage::Register
+        let small = d.kind == DataKind::Scalar
             || crate::ir::simplify::eval_int(&d.total_size, &mut |_| None)
                 .is_some_and(|n| n > 0 && n <= 4096);
+        let stack = small || d.storage == Storage::Register;
         let scope = scope_of(uses.get(name), |path, entry, one_scope, any_in_gpu| {
             let Some(st) = find_state(&sdfg.body, path) else {
                 return false;
@@ -422,12 +459,28 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             p.device.insert((sdfg.id, name.clone()));
         }
         let mut top_size = None;
+        // CPU targets: a heap array that lives in one map iteration, or a
+        // Register array too large for the stack, may take a workspace or
+        // persistent slot (one copy per thread in a parallel region).
+        let threaded = !cx.gpu && !cx.in_kernel && !device;
+        let heap_local = threaded
+            && !small
+            && d.kind != DataKind::View
+            && (matches!(scope, AllocScope::Map(..)) || d.storage == Storage::Register);
+        let per_thread = threaded
+            && (cx.per_thread
+                || match &scope {
+                    AllocScope::Map(path, entry) => {
+                        find_state(&sdfg.body, path).is_some_and(|st| in_parallel_map(st, *entry))
+                    }
+                    _ => false,
+                });
         let memory = if d.kind == DataKind::View {
             Memory::View
         } else if cx.in_kernel
             || (d.kind == DataKind::Scalar && !device)
-            || d.storage == Storage::Register
-            || matches!(scope, AllocScope::Map(..))
+            || ((matches!(scope, AllocScope::Map(..)) || d.storage == Storage::Register)
+                && !heap_local)
         {
             Memory::Local
         } else {
@@ -448,8 +501,9 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 Storage::CpuHeap
             };
             let external = Memory::External { storage, slot: 0 };
-            let scoped = if device && (cx.mode == Some(Mode::Pool) || (cx.mode.is_none() && d.pool))
-            {
+            let scoped = if heap_local {
+                Memory::Local
+            } else if device && (cx.mode == Some(Mode::Pool) || (cx.mode.is_none() && d.pool)) {
                 Memory::Pool
             } else {
                 Memory::Heap
@@ -472,6 +526,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                         name: name.clone(),
                         dtype: d.dtype,
                         elements: elements.clone(),
+                        per_thread,
                     });
                     Memory::External {
                         storage,
@@ -480,7 +535,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 }
                 (Memory::Persistent, Some(_)) => Memory::Persistent,
                 (Memory::External { .. }, None) | (Memory::Persistent, None) => {
-                    if cx.mode.is_none() {
+                    if cx.mode.is_none() && !heap_local {
                         return Err(Error::unsupported(
                             &d.path,
                             format!(
@@ -494,9 +549,8 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 (m, _) => m,
             }
         };
-        let top_elements = matches!(memory, Memory::Persistent | Memory::External { .. })
-            .then_some(top_size)
-            .flatten();
+        let slotted = matches!(memory, Memory::Persistent | Memory::External { .. });
+        let top_elements = slotted.then_some(top_size).flatten();
         p.transients.insert(
             (sdfg.id, name.clone()),
             Transient {
@@ -504,6 +558,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 scope,
                 zero,
                 top_elements,
+                per_thread: slotted && per_thread,
             },
         );
     }
@@ -513,7 +568,13 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         &mut |st: &State, id: NodeId, ns: &NestedSdfg, in_gpu_map: bool| {
             let node = &st.nodes[id.index()];
             let in_map = node.scope.is_some();
-            let mapping = match (cx.to_top, in_map) {
+            // CPU targets: called inside a parallel map, every thread calls it
+            // with its own copy of its slots; inside a sequential map one call
+            // runs at a time. GPU targets keep nested SDFGs in maps scoped.
+            let per_thread = !cx.gpu
+                && !in_gpu_map
+                && (cx.per_thread || node.scope.is_some_and(|s| in_parallel_map(st, s)));
+            let mapping = match (cx.to_top, in_map && cx.gpu) {
                 (Some(outer), false) => Some(
                     ns.symbol_mapping
                         .iter()
@@ -546,6 +607,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 to_top: mapping.as_ref(),
                 in_kernel: cx.in_kernel || in_gpu_map,
                 device_args,
+                per_thread,
             };
             plan_sdfg(&ns.sdfg, &inner, p)
         },

@@ -29,7 +29,8 @@ pub struct Placement {
     pub live: Live,
     /// Index of its shelf.
     pub shelf: usize,
-    /// Bytes, in the top-level symbols.
+    /// Bytes, in the top-level symbols (and [`crate::passes::alloc::THREADS`]
+    /// for a per-thread slot: all its copies).
     pub bytes: Expr,
 }
 
@@ -86,6 +87,8 @@ impl StorageLayout {
             .collect();
         let in_place = |a: &ExternalSlot, b: &ExternalSlot| {
             a.dtype.size() == b.dtype.size()
+                && !a.per_thread
+                && !b.per_thread
                 && simplify(&a.elements) == simplify(&b.elements)
                 && live.in_place_pair(a.sdfg, &a.name, b.sdfg, &b.name)
         };
@@ -129,7 +132,7 @@ impl StorageLayout {
                 shelf: shelf_of[i],
                 bytes: simplify(&Expr::bin(
                     BinaryOp::Mul,
-                    s.elements.clone(),
+                    s.total_elements(),
                     Expr::Int(s.dtype.size() as i64),
                 )),
             })
@@ -260,6 +263,7 @@ mod tests {
             name: name.into(),
             dtype: DType::Float64,
             elements: Expr::Int(elements),
+            per_thread: false,
         }
     }
 

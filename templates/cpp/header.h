@@ -58,6 +58,11 @@ int __dace_exit_{{ name }}({{ name }}_state_t *__state);
 /* Bytes of the {{ w.storage }} workspace ({{ w.transients }} transients) for these symbol values:
  *   {{ w.formula }}
  * a multiple of {{ w.align }}; every transient starts at a {{ w.align }}-byte aligned offset.
+{%- if w.formula.contains("__sdfgc_threads") %}
+ * __sdfgc_threads: the thread count when __dace_init_{{ name }} ran (omp_get_max_threads(), e.g. from
+ * OMP_NUM_THREADS): transients used inside parallel maps hold one copy per thread, so the size depends
+ * on it; program calls run their parallel maps on at most that many threads.
+{%- endif %}
 {%- if w.formula.contains("sdfgc_") %}
  * (sdfgc_int_ceil(a, b): a / b rounded up; sdfgc_ipow(a, k): a to the power k; sdfgc_max, sdfgc_min.)
 {%- endif %}

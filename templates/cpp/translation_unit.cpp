@@ -76,7 +76,13 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
 /// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} {% if w.shelves.len() == 1 %}shelf{% else %}shelves{% endif %} at {{ w.align }}-byte aligned offsets;
 /// the transients of one shelf are never live at the same time (or meet only at an
 /// in-place map that reads each element before it writes the same element) and share its bytes.
-static size_t __sdfgc_layout_{{ w.storage }}(size_t *__shelf{{ init_params_tail }}) {
+{%- if threads %}
+/// A per-thread slot holds {{ threads_symbol }} copies: the thread count the state recorded at init.
+{%- endif %}
+static size_t __sdfgc_layout_{{ w.storage }}({% if threads %}const {{ name }}_state_t *__state, {% endif %}size_t *__shelf{{ init_params_tail }}) {
+{%- if threads %}
+    [[maybe_unused]] const size_t {{ threads_symbol }} = static_cast<size_t>(__state->{{ threads_symbol }});
+{%- endif %}
     size_t __offset = 0;
 {%- for s in w.shelves %}
     __shelf[{{ loop.index0 }}] = __offset;  // {{ s.comment }}
@@ -85,19 +91,27 @@ static size_t __sdfgc_layout_{{ w.storage }}(size_t *__shelf{{ init_params_tail 
     return __offset;
 }
 
-/// Bytes of the {{ w.storage }} workspace for these symbol values.
+/// Bytes of the {{ w.storage }} workspace for these symbol values
+{%- if threads %} and the thread count
+/// recorded by __dace_init_{{ name }} (omp_get_max_threads() then): per-thread slots hold one copy per thread
+{%- endif %}.
 extern "C" size_t __dace_get_external_memory_size_{{ w.storage }}({{ name }}_state_t *__state{{ init_params_tail }}) {
+{%- if !threads %}
     (void)__state;
+{%- endif %}
     size_t __shelf[{{ w.shelves.len() }}];
-    return __sdfgc_layout_{{ w.storage }}(__shelf{{ init_args_tail }});
+    return __sdfgc_layout_{{ w.storage }}({% if threads %}__state, {% endif %}__shelf{{ init_args_tail }});
 }
 
 /// Points every External {{ w.storage }} transient into the workspace at `ptr`.
 extern "C" void __dace_set_external_memory_{{ w.storage }}({{ name }}_state_t *__state, char *ptr{{ init_params_tail }}) {
     size_t __shelf[{{ w.shelves.len() }}];
-    __sdfgc_layout_{{ w.storage }}(__shelf{{ init_args_tail }});
+    __sdfgc_layout_{{ w.storage }}({% if threads %}__state, {% endif %}__shelf{{ init_args_tail }});
 {%- for s in w.slots %}
     __state->{{ s.member }} = reinterpret_cast<{{ s.ctype }} *>(ptr + __shelf[{{ s.shelf }}]);
+{%- if let Some((copy, elements)) = s.copy %}
+    __state->{{ copy }} = static_cast<size_t>({{ elements }});
+{%- endif %}
 {%- endfor %}
 }
 

@@ -271,7 +271,14 @@ impl FnWriter<'_> {
             } else {
                 String::new()
             };
-            self.out.line(format!("#pragma omp parallel for{collapse}"));
+            // No more threads than per-thread slots have copies.
+            let threads = if self.p.alloc.has_per_thread() {
+                " num_threads(__state->__sdfgc_threads)"
+            } else {
+                ""
+            };
+            self.out
+                .line(format!("#pragma omp parallel for{collapse}{threads}"));
         }
         for (p, r) in m.params.iter().zip(&m.range) {
             let start = self.sym(&r.start);
@@ -330,6 +337,16 @@ impl FnWriter<'_> {
             let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
+            if matches!(plan.memory, Memory::Persistent | Memory::External { .. }) {
+                // A slot (one copy per thread in a parallel map) instead of a heap array.
+                let decl = self.slot_pointer(name, d, plan.per_thread);
+                self.out.line(decl);
+                if plan.zero {
+                    let z = self.zero_stmt(name, d);
+                    self.out.line(z);
+                }
+                continue;
+            }
             if plan.memory != Memory::Local {
                 continue;
             }

@@ -205,18 +205,14 @@ impl<'a> FnWriter<'a> {
                         self.epilogue.line(free);
                     }
                 }
+                (Memory::Persistent, AllocScope::Map(..))
+                | (Memory::External { .. }, AllocScope::Map(..)) => {
+                    // Pointed at its (thread's) slot inside the map body.
+                    self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                }
                 (Memory::Persistent, _) | (Memory::External { .. }, _) => {
-                    let member = member_name(sdfg.id, name);
-                    // Containers that share workspace bytes hold the same address: one
-                    // function must not declare two such pointers `__restrict__`.
-                    let restrict = if self.p.shared.contains(&(sdfg.id, name.clone())) {
-                        ""
-                    } else {
-                        " __restrict__"
-                    };
-                    self.decls.line(format!(
-                        "[[maybe_unused]] {ct} *{restrict} {name} = __state->{member};"
-                    ));
+                    let decl = self.slot_pointer(name, d, plan.per_thread);
+                    self.decls.line(format!("[[maybe_unused]] {decl}"));
                     self.access.insert(name.clone(), Access::Ptr(name.clone()));
                     if plan.zero {
                         self.zero_at_scope(&plan.scope, name, d);
@@ -228,6 +224,28 @@ impl<'a> FnWriter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The declaration of the pointer to a Persistent or External transient:
+    /// its state member, or for a per-thread slot the calling thread's copy.
+    pub fn slot_pointer(&self, name: &str, d: &DataDesc, per_thread: bool) -> String {
+        let member = member_name(self.sdfg.id, name);
+        // Containers that share workspace bytes hold the same address: one
+        // function must not declare two such pointers `__restrict__`.
+        let restrict = if self.p.shared.contains(&(self.sdfg.id, name.to_string())) {
+            ""
+        } else {
+            " __restrict__"
+        };
+        let ct = d.dtype.ctype();
+        if per_thread {
+            format!(
+                "{ct} *{restrict} {name} = __state->{member} + static_cast<size_t>(sdfgc_thread_num()) * __state->{};",
+                copy_stride_name(&member)
+            )
+        } else {
+            format!("{ct} *{restrict} {name} = __state->{member};")
+        }
     }
 
     /// Zeroes at function start (state-scoped zeroing is done by the state writer).
@@ -619,6 +637,11 @@ impl<'a> FnWriter<'a> {
         }
         Ok(())
     }
+}
+
+/// The state member holding the elements of one thread's copy of a per-thread slot.
+pub fn copy_stride_name(member: &str) -> String {
+    format!("{member}_copy")
 }
 
 /// The name of a state-struct member for a transient.

@@ -13,4 +13,4 @@ mod tasklet;
 mod threadblock;
 
 pub(crate) use function::FnWriter;
-pub use function::member_name;
+pub use function::{copy_stride_name, member_name};

@@ -11,7 +11,9 @@ use crate::ir::*;
 use crate::passes::abi::ParamKind;
 use crate::passes::{Memory, Program};
 
-use crate::back::body::{FnWriter, member_name};
+use crate::back::body::{FnWriter, copy_stride_name, member_name};
+use crate::ir::simplify::simplify;
+use crate::passes::alloc::THREADS;
 
 mod constants;
 
@@ -47,6 +49,17 @@ static inline void sdfgc_atomic_max(T *p, T v) {
 }"#;
 
 /// Error codes and messages of the checked workspace setter (only in files with a workspace).
+/// Thread helpers for per-thread slots (serial fallbacks without OpenMP).
+const RUNTIME_THREADS: &str = r#"// ---- threads (per-thread workspace and persistent slots) ----
+#ifdef _OPENMP
+#include <omp.h>
+static inline int sdfgc_max_threads() { return omp_get_max_threads(); }
+static inline int sdfgc_thread_num() { return omp_get_thread_num(); }
+#else
+static inline int sdfgc_max_threads() { return 1; }
+static inline int sdfgc_thread_num() { return 0; }
+#endif"#;
+
 const RUNTIME_WORKSPACE: &str = r#"// ---- workspace checks ----
 #include <cstdio>
 enum {
@@ -87,6 +100,8 @@ struct Slot {
     member: String,
     ctype: String,
     shelf: usize,
+    /// For a per-thread slot: the state member holding one copy's elements, and their number.
+    copy: Option<(String, String)>,
 }
 
 struct Shelf {
@@ -103,7 +118,7 @@ fn shelf(members: &[&crate::passes::layout::Placement], align: u64) -> Shelf {
         let size = format!(
             "sdfgc_align_up(sizeof({}) * static_cast<size_t>({}), {align})",
             pl.slot.dtype.ctype(),
-            cexpr::to_cpp(&pl.slot.elements),
+            cexpr::to_cpp(&pl.slot.total_elements()),
         );
         if seen.insert(size.clone()) {
             sizes.push(size);
@@ -180,6 +195,10 @@ struct TranslationUnit<'a> {
     init_body: String,
     exit_body: String,
     workspaces: Vec<Workspace>,
+    /// The program has per-thread slots (their sizes depend on the state's thread count).
+    threads: bool,
+    /// [`THREADS`].
+    threads_symbol: &'static str,
 }
 
 #[derive(Template)]
@@ -340,13 +359,35 @@ pub fn write(p: &Program) -> Result<Outputs> {
             };
             let member = member_name(s.id, n);
             let ct = d.dtype.ctype();
+            if plan.per_thread {
+                let copy = copy_stride_name(&member);
+                members.push(format!(
+                    "size_t {copy} = 0;  // elements of one thread's copy of {member}"
+                ));
+                if let (Memory::Persistent, Some(e)) = (&plan.memory, &plan.top_elements) {
+                    init_body.push_str(&format!(
+                        "    __state->{copy} = static_cast<size_t>({});\n",
+                        cexpr::to_cpp(e)
+                    ));
+                }
+            }
             match &plan.memory {
                 Memory::Persistent => {
                     members.push(format!("{ct} *{member} = nullptr;"));
                     let elements = plan
                         .top_elements
                         .as_ref()
-                        .map(cexpr::to_cpp)
+                        .map(|e| {
+                            if plan.per_thread {
+                                cexpr::to_cpp(&simplify(&Expr::bin(
+                                    BinaryOp::Mul,
+                                    Expr::Sym(THREADS.into()),
+                                    e.clone(),
+                                )))
+                            } else {
+                                cexpr::to_cpp(e)
+                            }
+                        })
                         .unwrap_or_else(|| "1".into());
                     match p.gpu {
                         Some(g) if p.alloc.is_device(s.id, n) => {
@@ -373,6 +414,16 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 _ => {}
             }
         }
+    }
+    // Per-thread slots: as many copies as threads a parallel region may use.
+    let threads = p.alloc.has_per_thread();
+    if threads {
+        members.push(format!(
+            "int {THREADS} = 1;  // omp_get_max_threads() at init: copies of each per-thread slot"
+        ));
+        init_body = format!(
+            "    __state->{THREADS} = std::max(1, sdfgc_max_threads());\n    [[maybe_unused]] const size_t {THREADS} = static_cast<size_t>(__state->{THREADS});\n{init_body}"
+        );
     }
     let mut device_globals = String::new();
     if let Some(g) = p.gpu {
@@ -506,6 +557,12 @@ pub fn write(p: &Program) -> Result<Outputs> {
                     member: member_name(pl.slot.sdfg, &pl.slot.name),
                     ctype: pl.slot.dtype.ctype().to_string(),
                     shelf: pl.shelf,
+                    copy: pl.slot.per_thread.then(|| {
+                        (
+                            copy_stride_name(&member_name(pl.slot.sdfg, &pl.slot.name)),
+                            cexpr::to_cpp(&pl.slot.elements),
+                        )
+                    }),
                 })
                 .collect(),
         })
@@ -526,6 +583,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
             }
             if !p.layouts.is_empty() {
                 r = format!("{r}\n{RUNTIME_WORKSPACE}");
+            }
+            if threads {
+                r = format!("{r}\n{RUNTIME_THREADS}");
             }
             r
         },
@@ -553,6 +613,8 @@ pub fn write(p: &Program) -> Result<Outputs> {
         init_body,
         exit_body,
         workspaces,
+        threads,
+        threads_symbol: THREADS,
     };
     let header = Header {
         name,
