@@ -9,9 +9,10 @@ use indexmap::IndexMap;
 
 use crate::diag::{Error, ErrorKind, Result};
 use crate::driver::{CompileOptions, Mode, Target};
-use crate::ir::simplify::{free_symbols, simplify, substitute};
+use crate::ir::simplify::{eval_int, free_symbols, simplify, substitute};
 use crate::ir::*;
 use crate::passes::abi::Abi;
+use crate::passes::span;
 
 /// Where the bytes of a transient come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +46,10 @@ pub enum AllocScope {
     State(String),
     /// The body of one map (state JSON pointer, map entry).
     Map(String, NodeId),
+    /// From the start of one block to the end of another block of the same
+    /// region (JSON pointers), every time they run: a transient sized by a
+    /// symbol the program assigns (see [`crate::passes::span`]).
+    Blocks(String, String),
 }
 
 /// Plan for one transient.
@@ -85,6 +90,15 @@ pub struct AllocPlan {
     /// Transients per (SDFG id, allocation scope), so that writers do not
     /// scan every transient at every state and map.
     pub by_scope: std::collections::HashMap<(u32, AllocScope), Vec<String>>,
+    /// Transients of [`AllocScope::Blocks`] by (SDFG id, first block's JSON pointer).
+    pub block_starts: std::collections::HashMap<(u32, String), Vec<String>>,
+    /// Transients of [`AllocScope::Blocks`] by (SDFG id, last block's JSON pointer).
+    pub block_ends: std::collections::HashMap<(u32, String), Vec<String>>,
+    /// Transients whose size depends on a symbol the program assigns while it
+    /// runs (an interstate edge, a loop variable): no memory mode can place
+    /// them at init or in the workspace, so they are allocated during the
+    /// call, where that symbol has its value, in every mode.
+    pub sized_in_call: BTreeSet<(u32, String)>,
 }
 
 impl AllocPlan {
@@ -97,6 +111,22 @@ impl AllocPlan {
     pub fn in_scope(&self, sdfg: u32, scope: AllocScope) -> &[String] {
         self.by_scope
             .get(&(sdfg, scope))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The transients of `sdfg` allocated at the start of the block at `path`.
+    pub fn starting_at(&self, sdfg: u32, path: &str) -> &[String] {
+        self.block_starts
+            .get(&(sdfg, path.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The transients of `sdfg` freed at the end of the block at `path`.
+    pub fn ending_at(&self, sdfg: u32, path: &str) -> &[String] {
+        self.block_ends
+            .get(&(sdfg, path.to_string()))
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
@@ -126,22 +156,58 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
             .entry((*id, t.scope.clone()))
             .or_default()
             .push(name.clone());
+        if let AllocScope::Blocks(first, last) = &t.scope {
+            p.block_starts
+                .entry((*id, first.clone()))
+                .or_default()
+                .push(name.clone());
+            p.block_ends
+                .entry((*id, last.clone()))
+                .or_default()
+                .push(name.clone());
+        }
     }
     Ok(p)
 }
 
-/// Where the access nodes of each container are: (state path, innermost map scope).
+/// Where each container is used: (block JSON pointer, innermost map scope).
+/// Uses are its access nodes, the data of edges between two code nodes (a
+/// value passed from one tasklet to the next, which has no access node: it
+/// lives in the scope of the two nodes), and reads in interstate edges and
+/// block conditions (a use of the blocks on both sides of the edge, kept
+/// apart in `cf`).
 type Uses = BTreeMap<String, Vec<(String, Option<NodeId>)>>;
 
 fn collect_uses(
     r: &Region,
     uses: &mut Uses,
+    cf: &mut Uses,
     wcr: &mut BTreeSet<String>,
     setzero: &mut BTreeSet<String>,
 ) {
+    let use_in = |uses: &mut Uses, e: &Expr, path: &str| {
+        e.visit_names(&mut |n| {
+            uses.entry(n.to_string())
+                .or_default()
+                .push((path.to_string(), None));
+        });
+    };
+    for e in &r.edges {
+        let exprs = std::iter::once(&e.condition).chain(e.assignments.iter().map(|(_, v)| v));
+        for x in exprs {
+            use_in(cf, x, &r.blocks[e.src.index()].path);
+            use_in(cf, x, &r.blocks[e.dst.index()].path);
+        }
+    }
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
+                let is_code = |id: NodeId| {
+                    matches!(
+                        st.nodes[id.index()].kind,
+                        NodeKind::Tasklet(_) | NodeKind::Nested(_) | NodeKind::Library(_)
+                    )
+                };
                 for n in &st.nodes {
                     if let NodeKind::Access(a) = &n.kind {
                         uses.entry(a.data.clone())
@@ -156,12 +222,34 @@ fn collect_uses(
                     if let (Some(d), Some(_)) = (&e.memlet.data, &e.memlet.wcr) {
                         wcr.insert(d.clone());
                     }
+                    if let Some(d) = &e.memlet.data
+                        && is_code(e.src)
+                        && is_code(e.dst)
+                    {
+                        uses.entry(d.clone())
+                            .or_default()
+                            .push((b.path.clone(), st.nodes[e.src.index()].scope));
+                    }
                 }
             }
-            BlockKind::Region(inner) => collect_uses(inner, uses, wcr, setzero),
-            BlockKind::Conditional(brs) => brs
-                .iter()
-                .for_each(|(_, body)| collect_uses(body, uses, wcr, setzero)),
+            BlockKind::Region(inner) => {
+                if let RegionKind::Loop(l) = &inner.kind {
+                    use_in(cf, &l.condition, &b.path);
+                    for st in l.init.iter().chain(&l.update) {
+                        let (Stmt::Assign { value, .. } | Stmt::Expr(value)) = st;
+                        use_in(cf, value, &b.path);
+                    }
+                }
+                collect_uses(inner, uses, cf, wcr, setzero)
+            }
+            BlockKind::Conditional(brs) => {
+                for (c, body) in brs {
+                    if let Some(c) = c {
+                        use_in(cf, c, &b.path);
+                    }
+                    collect_uses(body, uses, cf, wcr, setzero)
+                }
+            }
             _ => {}
         }
     }
@@ -206,7 +294,8 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     let mut uses = Uses::new();
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
-    collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
+    let mut cf = Uses::new();
+    collect_uses(&sdfg.body, &mut uses, &mut cf, &mut wcr, &mut setzero);
     // Where the non-transients live.
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| !d.transient) {
         let device = if sdfg.id == 0 {
@@ -227,9 +316,26 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             p.device.insert((sdfg.id, name.clone()));
         }
     }
+    let mut assigned = BTreeSet::new();
+    span::assigned_symbols(&sdfg.body, &mut assigned);
+    let mut chains = None;
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
-        let sites = uses.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        let scope = scope_of(sites);
+        // Reads in interstate edges and conditions keep an array alive across
+        // the blocks around them; a scalar is a variable of the whole function
+        // wherever it is allocated.
+        let mut sites: Vec<(String, Option<NodeId>)> = uses.get(name).cloned().unwrap_or_default();
+        if d.kind != DataKind::Scalar {
+            sites.extend(cf.get(name).into_iter().flatten().cloned());
+        }
+        let sites = sites.as_slice();
+        let mut scope = scope_of(sites);
+        let size_syms: BTreeSet<String> = free_symbols(&d.total_size)
+            .into_iter()
+            .filter(|s| assigned.contains(s))
+            .collect();
+        if d.kind != DataKind::View && !size_syms.is_empty() {
+            p.sized_in_call.insert((sdfg.id, name.clone()));
+        }
         let zero = wcr.contains(name) || setzero.contains(name);
         if d.storage == Storage::GpuShared
             && (cx.in_kernel || !matches!(scope, AllocScope::Map(..)))
@@ -331,6 +437,31 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 (m, _) => m,
             }
         };
+        // Sized by a symbol assigned in the program and used in several
+        // blocks: from the block that dominates its uses to the one that
+        // post-dominates them, not at function entry.
+        let value = d.kind == DataKind::Scalar || eval_int(&d.total_size, &mut |_| None) == Some(1);
+        if scope == AllocScope::Function
+            && !size_syms.is_empty()
+            && (matches!(memory, Memory::Heap | Memory::Pool)
+                || (memory == Memory::Local && !value))
+        {
+            let chains = chains.get_or_insert_with(|| span::BlockChains::new(&sdfg.body));
+            let mut blocks: Vec<&str> = sites.iter().map(|(b, _)| b.as_str()).collect();
+            blocks.sort_unstable();
+            blocks.dedup();
+            let s = span::block_span(chains, &blocks, &size_syms).map_err(|why| {
+                let syms: Vec<&str> = size_syms.iter().map(String::as_str).collect();
+                Error::unsupported(
+                    &d.path,
+                    format!(
+                        "transient '{name}' is sized by '{}', which the program assigns, and is used in several blocks, but {why}",
+                        syms.join("', '")
+                    ),
+                )
+            })?;
+            scope = AllocScope::Blocks(s.first, s.last);
+        }
         let top_elements = matches!(memory, Memory::Persistent | Memory::External { .. })
             .then_some(top_size)
             .flatten();
@@ -460,5 +591,97 @@ fn scope_of(sites: &[(String, Option<NodeId>)]) -> AllocScope {
         _ if sites.iter().all(|(_, sc)| sc.is_none()) => AllocScope::State(first_state.clone()),
         // Accessed in several map scopes of one state: keep it at state level.
         _ => AllocScope::State(first_state.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(rel: &str) -> Sdfg {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+        crate::front::load_file(&p).unwrap()
+    }
+
+    fn plan_in(sdfg: &Sdfg, mode: Option<Mode>) -> Result<AllocPlan> {
+        let opts = CompileOptions {
+            mode,
+            ..CompileOptions::new(Target::Cpp)
+        };
+        plan(sdfg, &crate::passes::abi::compute(sdfg), &opts)
+    }
+
+    fn label_of(sdfg: &Sdfg, path: &str) -> String {
+        sdfg.body
+            .blocks
+            .iter()
+            .find(|b| b.path == path)
+            .map(|b| b.label.clone())
+            .unwrap()
+    }
+
+    #[test]
+    fn loop_sized_transient_lives_from_dominator_to_post_dominator_in_every_mode() {
+        // T has shape [k], k the loop variable; used in `fill`, `double` (a
+        // conditional state) and `use`.
+        let sdfg = load("fixtures/corpus/loop_sized_transient/program.sdfg");
+        for mode in [
+            None,
+            Some(Mode::Scoped),
+            Some(Mode::Persistent),
+            Some(Mode::External),
+        ] {
+            let p = plan_in(&sdfg, mode).unwrap();
+            let t = p.get(0, "T").unwrap();
+            assert_eq!(t.memory, Memory::Heap, "{mode:?}");
+            let AllocScope::Blocks(first, last) = &t.scope else {
+                panic!("{mode:?}: {:?}", t.scope);
+            };
+            assert_eq!(label_of(&sdfg, first), "fill");
+            assert_eq!(label_of(&sdfg, last), "use");
+            assert!(p.sized_in_call.contains(&(0, "T".to_string())));
+            assert_eq!(p.starting_at(0, first), ["T".to_string()]);
+            assert_eq!(p.ending_at(0, last), ["T".to_string()]);
+            assert!(p.external.is_empty(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn size_symbol_assigned_between_uses_is_refused() {
+        let mut sdfg = load("fixtures/corpus/loop_sized_transient/program.sdfg");
+        let fill = sdfg
+            .body
+            .blocks
+            .iter()
+            .position(|b| b.label == "fill")
+            .unwrap();
+        for e in sdfg.body.edges.iter_mut() {
+            if e.src.index() == fill {
+                e.assignments.push(("k".into(), Expr::sym("k")));
+            }
+        }
+        let err = plan_in(&sdfg, None).unwrap_err().to_string();
+        assert!(err.contains("'T'") && err.contains("assigns 'k'"), "{err}");
+    }
+
+    #[test]
+    fn value_between_two_tasklets_lives_in_their_map() {
+        // cavity_flow's auto-optimized maps pass values from tasklet to
+        // tasklet (no access node): one per iteration, not one shared by all
+        // threads at function scope.
+        let sdfg = load("fixtures/npbench/cavity_flow/program.autoopt.sdfg");
+        let p = plan_in(&sdfg, None).unwrap();
+        let t = p.get(0, "__s12_n3__out_n4IN___tmp3").unwrap();
+        assert!(matches!(t.scope, AllocScope::Map(..)), "{:?}", t.scope);
+        assert_eq!(t.memory, Memory::Local);
+    }
+
+    #[test]
+    fn init_sized_transient_used_in_several_states_stays_at_function_scope() {
+        // cavity_flow's `pn` (shape [ny, nx], used in and out of the loops).
+        let sdfg = load("fixtures/npbench/cavity_flow/program.sdfg");
+        let p = plan_in(&sdfg, Some(Mode::Scoped)).unwrap();
+        assert_eq!(p.get(0, "pn").unwrap().scope, AllocScope::Function);
+        assert!(p.sized_in_call.is_empty());
     }
 }

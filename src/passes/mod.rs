@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
+pub mod span;
 pub mod structure;
 
 use crate::diag::Result;
