@@ -246,7 +246,10 @@ fn default_storage_workspace_functions_exist_where_dace_asks_for_them() {
             ..CompileOptions::new(Target::Cpp)
         };
         let outs = generate(&repo().join(sdfg), &opts).unwrap();
-        outs.into_iter().find(|(n, _)| n.ends_with(".cpp")).unwrap().1
+        outs.into_iter()
+            .find(|(n, _)| n.ends_with(".cpp"))
+            .unwrap()
+            .1
     };
     let seed = code("fixtures/corpus/seed_external_2d/program.sdfg", None);
     for f in [
@@ -257,7 +260,10 @@ fn default_storage_workspace_functions_exist_where_dace_asks_for_them() {
         assert!(seed.contains(f), "missing {f}");
     }
     // No External array of storage Default: DaCe asks for CPU_Heap only.
-    let jacobi = code("fixtures/corpus/jacobi_1d/program.sdfg", Some(Mode::External));
+    let jacobi = code(
+        "fixtures/corpus/jacobi_1d/program.sdfg",
+        Some(Mode::External),
+    );
     assert!(jacobi.contains("__dace_get_external_memory_size_CPU_Heap("));
     assert!(!jacobi.contains("_Default("));
 }

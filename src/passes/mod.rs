@@ -8,6 +8,7 @@ pub mod bounds;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
+pub mod span;
 pub mod structure;
 
 use crate::diag::Result;
