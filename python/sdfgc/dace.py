@@ -40,6 +40,10 @@ def _generate_code(sdfg, validate=True):
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")
         sdfg.save(path)
+        keep = os.environ.get("SDFGC_DACE_KEEP")
+        if keep:  # a copy of every SDFG handed to sdfgc, for debugging
+            os.makedirs(keep, exist_ok=True)
+            sdfg.save(os.path.join(keep, sdfg.name + ".sdfg"))
         cmd = [binary(), path, "--target", target, "--emit-sample", "-o", tmp]
         if _options.get("mode"):
             cmd += ["--mode", _options["mode"]]

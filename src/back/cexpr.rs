@@ -30,20 +30,35 @@ using std::abs; using std::floor; using std::ceil; using std::sqrt; using std::e
 using std::log; using std::log10; using std::log2; using std::pow; using std::sin;
 using std::cos; using std::tan; using std::asin; using std::acos; using std::atan;
 using std::atan2; using std::sinh; using std::cosh; using std::tanh; using std::isnan;
-using std::isinf; using std::copysign; using std::fmod;
+using std::isinf; using std::copysign; using std::fmod; using std::isfinite;
+using std::signbit; using std::cbrt; using std::tgamma; using std::lgamma; using std::erf;
+using std::erfc; using std::expm1; using std::log1p; using std::exp2; using std::asinh;
+using std::acosh; using std::atanh; using std::trunc; using std::round; using std::hypot;
+using std::fmin; using std::fmax; using std::remainder;
 #endif
-// Python min/max: compare-and-select in the common type of the arguments.
+// min/max as DaCe's runtime computes them: compare-and-select in the
+// common type of the arguments, the first argument kept unless the second
+// is strictly smaller (larger).
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_min(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
   R x = a, y = b;
-  return y < x ? y : x;
+  return x < y ? x : y;
 }
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_max(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
   R x = a, y = b;
-  return x < y ? y : x;
+  return x > y ? x : y;
+}
+// DaCe's sign(x) and reciprocal(x), in the type of x.
+template <typename T>
+SDFGC_HD T sdfgc_sign(T x) {
+  return T((T(0) < x) - (x < T(0)));
+}
+template <typename T>
+SDFGC_HD T sdfgc_reciprocal(T x) {
+  return T(1) / x;
 }
 // Python a // b (rounds toward negative infinity).
 template <typename A, typename B>
@@ -185,6 +200,19 @@ pub fn float_literal(v: f64) -> String {
     match s.split_once('e') {
         Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
         _ => s,
+    }
+}
+
+/// An integer literal of type `t` (the value fits `t`): 64-bit values carry
+/// a suffix, and the most negative `int64` is written as an expression (its
+/// magnitude is no `long long` literal).
+pub fn typed_int_literal(v: i128, t: DType) -> String {
+    match t {
+        DType::Int64 if v == i128::from(i64::MIN) => "(-9223372036854775807LL - 1)".into(),
+        DType::Int64 => format!("{v}LL"),
+        DType::UInt64 => format!("{v}ULL"),
+        DType::UInt32 => format!("{v}U"),
+        _ => format!("{v}"),
     }
 }
 
@@ -333,6 +361,29 @@ impl CExprPrinter<'_> {
             Func::Tanh => "tanh",
             Func::IsNan => "isnan",
             Func::IsInf => "isinf",
+            Func::IsFinite => "isfinite",
+            Func::SignBit => "signbit",
+            // Lowered by the tasklet writer; a plain floor elsewhere.
+            Func::IFloor => "floor",
+            Func::Sign => "sdfgc_sign",
+            Func::Reciprocal => "sdfgc_reciprocal",
+            Func::Cbrt => "cbrt",
+            Func::Tgamma => "tgamma",
+            Func::Lgamma => "lgamma",
+            Func::Erf => "erf",
+            Func::Erfc => "erfc",
+            Func::Expm1 => "expm1",
+            Func::Log1p => "log1p",
+            Func::Exp2 => "exp2",
+            Func::Asinh => "asinh",
+            Func::Acosh => "acosh",
+            Func::Atanh => "atanh",
+            Func::Trunc => "trunc",
+            Func::Round => "round",
+            Func::Hypot => "hypot",
+            Func::Fmin => "fmin",
+            Func::Fmax => "fmax",
+            Func::Remainder => "remainder",
             Func::CopySign => "copysign",
             Func::Fmod => "fmod",
             Func::CMod => "sdfgc_cmod",
@@ -384,6 +435,24 @@ mod tests {
     use crate::ir::simplify::eval_int;
     use std::path::PathBuf;
     use std::process::Command;
+
+    #[test]
+    fn typed_integer_literals_are_exact() {
+        assert_eq!(
+            typed_int_literal(9007199254740993, DType::Int64),
+            "9007199254740993LL"
+        );
+        assert_eq!(
+            typed_int_literal(i64::MIN.into(), DType::Int64),
+            "(-9223372036854775807LL - 1)"
+        );
+        assert_eq!(
+            typed_int_literal(u64::MAX.into(), DType::UInt64),
+            "18446744073709551615ULL"
+        );
+        assert_eq!(typed_int_literal(4294967295, DType::UInt32), "4294967295U");
+        assert_eq!(typed_int_literal(-7, DType::Int32), "-7");
+    }
 
     fn p(s: &str) -> Expr {
         parse_expr(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -553,6 +622,13 @@ mod tests {
             "i >> 1 << 2",
             "N / M",
             "not (x <= y and y >= x or i != N)",
+            "cbrt(x) + tgamma(y) + lgamma(y) + erf(x) + erfc(f) + expm1(x) + log1p(y) + exp2(i)",
+            "asinh(x) + acosh(y) + atanh(x) + trunc(f) + round(x) + round(k)",
+            "isfinite(x) or signbit(f) or isfinite(i)",
+            "hypot(x, y) + fmin(x, f) + fmax(i, x) + remainder(x, y)",
+            "sign(x) + sign(k) + sign(f) + reciprocal(f) + reciprocal(y)",
+            "min(x, y, f) + max(i, j, big)",
+            "ifloor(x)",
         ];
         let mut v: Vec<Expr> = srcs.iter().map(|s| p(s)).collect();
         v.push(neg(Expr::Int(-1)));

@@ -26,7 +26,8 @@ pub fn load_str(text: &str) -> Result<Sdfg> {
 
 /// [`load_str`], with or without reading long lists on two threads.
 fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
-    let mut value = Json::parse(text).map_err(syntax_error)?;
+    let text = super::nonfinite::quote_nonfinite(text);
+    let mut value = Json::parse(&text).map_err(syntax_error)?;
     if !value.is_object() {
         return Err(Error::format(
             "",
@@ -45,7 +46,9 @@ fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
     }
     .sdfg(&mut value, "");
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
-    sdfg
+    let mut sdfg = sdfg?;
+    crate::ir::symtypes::infer_tree(&mut sdfg);
+    Ok(sdfg)
 }
 
 thread_local! {
@@ -428,6 +431,10 @@ fn sym(v: &Json, path: &str) -> Result<Expr> {
             }
         }
         Json::Bool(b) => Ok(Expr::Bool(*b)),
+        // DaCe 1.0.2 writes a `SymExpr` range bound as `{"main": exact, "approx": ...}`.
+        Json::Object(o) if o.get("main").is_some() => {
+            sym(o.get("main").unwrap_or(&Json::Null), &ptr(path, "main"))
+        }
         other => Err(Error::format(
             path,
             format!("expected a symbolic expression, found {}", kind_of(other)),
@@ -509,29 +516,52 @@ fn located<T>(f: impl Fn(&str) -> Result<T>, at: impl FnOnce() -> String) -> Res
     f("").or_else(|_| f(&at()))
 }
 
-fn code_block(c: Option<CodeDto>, default_lang: Language) -> CodeBlock {
+/// A code block at `path` (its `language` absent or null: `default_lang`).
+/// A language other than Python and C++ (DaCe also names OpenCL,
+/// SystemVerilog and MLIR) is refused by name, as is an unknown one: it is
+/// never compiled as if it were Python; `what` names the code's owner.
+fn code_block(
+    c: Option<CodeDto>,
+    default_lang: Language,
+    path: &str,
+    what: &dyn Fn() -> String,
+) -> Result<CodeBlock> {
     let c = c.unwrap_or_default();
     let language = match c.language.as_deref() {
         Some("CPP") | Some("cpp") => Language::Cpp,
         Some("Python") => Language::Python,
-        _ => default_lang,
+        None => default_lang,
+        Some(other) => {
+            return Err(Error::unsupported(
+                ptr(path, "language"),
+                format!(
+                    "{} in language '{other}' (sdfgc compiles Python and C++ code only)",
+                    what()
+                ),
+            ));
+        }
     };
-    CodeBlock {
+    Ok(CodeBlock {
         code: c.string_data,
         language,
-    }
+    })
 }
 
-fn code_map(m: IndexMap<String, CodeDto>) -> NameMap<CodeBlock> {
-    m.into_iter()
-        .map(|(k, c)| (k, code_block(Some(c), Language::Cpp)))
-        .filter(|(_, c)| !c.code.trim().is_empty())
-        .collect()
+fn code_map(m: IndexMap<String, CodeDto>, path: &str) -> Result<NameMap<CodeBlock>> {
+    let mut out = NameMap::default();
+    for (k, c) in m {
+        let p = ptr(path, &k);
+        let c = code_block(Some(c), Language::Cpp, &p, &|| format!("code for '{k}'"))?;
+        if !c.code.trim().is_empty() {
+            out.insert(k, c);
+        }
+    }
+    Ok(out)
 }
 
 /// Parses a Python condition; an empty one is `true`.
 fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
-    let c = code_block(c, Language::Python);
+    let c = code_block(c, Language::Python, path, &|| "a condition".to_string())?;
     if c.code.trim().is_empty() {
         return Ok(Expr::Bool(true));
     }
@@ -542,7 +572,9 @@ fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
 }
 
 fn statements(c: Option<CodeDto>, path: &str) -> Result<Vec<Stmt>> {
-    let c = code_block(c, Language::Python);
+    let c = code_block(c, Language::Python, path, &|| {
+        "a loop statement".to_string()
+    })?;
     if c.language != Language::Python {
         return Err(Error::unsupported(path, "C++ loop statements"));
     }
@@ -873,10 +905,11 @@ impl Reader {
             arg_names: attrs.arg_names,
             arrays,
             symbols,
+            assigned_types: NameMap::default(),
             constants,
-            global_code: code_map(attrs.global_code),
-            init_code: code_map(attrs.init_code),
-            exit_code: code_map(attrs.exit_code),
+            global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,
+            init_code: code_map(attrs.init_code, &ptr(&ap, "init_code"))?,
+            exit_code: code_map(attrs.exit_code, &ptr(&ap, "exit_code"))?,
             body,
             path: path.to_string(),
         })
@@ -985,6 +1018,22 @@ impl Reader {
             }
             scalar => (vec![scalar_value(scalar, &vp)?], Vec::new()),
         };
+        if desc.dtype.is_complex() {
+            return Err(Error::unsupported(
+                &vp,
+                format!("constant of type {}", desc.dtype),
+            ));
+        }
+        for (i, v) in values.iter().enumerate() {
+            check_constant_value(*v, desc.dtype).map_err(|m| {
+                let at = if shape.is_empty() {
+                    vp.clone()
+                } else {
+                    format!("{vp}/data (element {i})")
+                };
+                Error::invalid(at, m)
+            })?;
+        }
         Ok(Constant {
             dtype: desc.dtype,
             shape,
@@ -1358,9 +1407,15 @@ impl Reader {
                 ),
             ));
         }
-        let code = code_block(a.code, Language::Python);
+        let what = |part: &'static str| move || format!("{part} of tasklet '{label}'");
+        let code = code_block(
+            a.code,
+            Language::Python,
+            &ptr(ap, "code"),
+            &what("the code"),
+        )?;
         let stmts = match code.language {
-            Language::Python => python::parse_code(&code.code)
+            Language::Python => python::parse_tasklet(&code.code)
                 .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
             Language::Cpp => Vec::new(),
         };
@@ -1368,9 +1423,24 @@ impl Reader {
         Ok(Tasklet {
             code,
             stmts,
-            code_global: code_block(a.code_global, Language::Cpp),
-            code_init: code_block(a.code_init, Language::Cpp),
-            code_exit: code_block(a.code_exit, Language::Cpp),
+            code_global: code_block(
+                a.code_global,
+                Language::Cpp,
+                &ptr(ap, "code_global"),
+                &what("the global code"),
+            )?,
+            code_init: code_block(
+                a.code_init,
+                Language::Cpp,
+                &ptr(ap, "code_init"),
+                &what("the init code"),
+            )?,
+            code_exit: code_block(
+                a.code_exit,
+                Language::Cpp,
+                &ptr(ap, "code_exit"),
+                &what("the exit code"),
+            )?,
             side_effects,
             inputs: connectors(attrs, "in_connectors", ap)?,
             outputs: connectors(attrs, "out_connectors", ap)?,
@@ -1392,6 +1462,7 @@ impl Reader {
                 Some(x) => sym(x, &ptr(&ap, k)).map(Some),
             }
         };
+        let flag = |k: &str| matches!(member(attrs, k), Some(Json::Bool(true)));
         let kind = match class {
             "Reduce" => {
                 let w = a
@@ -1408,7 +1479,30 @@ impl Reader {
                 alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
                 beta: opt("beta")?.unwrap_or(Expr::Int(0)),
             },
+            "Dot" => LibraryKind::Dot,
+            "Gemv" => LibraryKind::Gemv {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+                trans_a: flag("transA"),
+            },
+            "Gemm" => LibraryKind::Gemm {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+                trans_a: flag("transA"),
+                trans_b: flag("transB"),
+            },
+            "Ger" => LibraryKind::Ger {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+            },
+            "Axpy" => LibraryKind::Axpy {
+                a: opt("a")?.unwrap_or_else(|| Expr::sym("a")),
+            },
             "Transpose" => LibraryKind::Transpose,
+            "TensorTranspose" => LibraryKind::TensorTranspose {
+                axes: a.axes.clone().unwrap_or_default(),
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+            },
             _ => {
                 return Err(Error::unsupported(
                     ptr(path, "classpath"),
@@ -1455,12 +1549,58 @@ fn row_major_strides(shape: &[Expr]) -> Vec<Expr> {
     strides
 }
 
-fn scalar_value(v: &Json, path: &str) -> Result<f64> {
+/// One value of a constant: a JSON number or bool, or the string DaCe
+/// writes for a numpy scalar (`str(np.bool_(True))` is `"True"`,
+/// `str(np.float32(0.25))` is `"0.25"`, also `"inf"`, `"-inf"`, `"nan"`).
+fn scalar_value(v: &Json, path: &str) -> Result<ConstValue> {
     match v {
-        Json::Number(n) => n
-            .as_f64()
-            .ok_or_else(|| Error::format(path, "number out of range")),
-        Json::Bool(b) => Ok(if *b { 1.0 } else { 0.0 }),
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Ok(ConstValue::Int(i.into()))
+            } else if let Some(u) = n.as_u64() {
+                Ok(ConstValue::Int(u.into()))
+            } else {
+                n.as_f64()
+                    .map(ConstValue::Float)
+                    .ok_or_else(|| Error::format(path, "number out of range"))
+            }
+        }
+        Json::Bool(b) => Ok(ConstValue::Bool(*b)),
+        Json::String(s) => {
+            let t = s.trim();
+            match t {
+                "True" | "true" => return Ok(ConstValue::Bool(true)),
+                "False" | "false" => return Ok(ConstValue::Bool(false)),
+                _ => {}
+            }
+            if let Ok(i) = t.parse::<i128>() {
+                return Ok(ConstValue::Int(i));
+            }
+            let numeric = t
+                .trim_start_matches(['+', '-'])
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() || c == '.');
+            let special = matches!(
+                t.trim_start_matches(['+', '-']),
+                "inf" | "infinity" | "Infinity" | "nan" | "NaN"
+            );
+            if (numeric || special)
+                && let Ok(f) = t.parse::<f64>()
+            {
+                return Ok(ConstValue::Float(f));
+            }
+            if t.ends_with('j') || t.ends_with("j)") {
+                return Err(Error::unsupported(
+                    path,
+                    format!("complex constant value '{t}'"),
+                ));
+            }
+            Err(Error::format(
+                path,
+                format!("expected a number or a boolean, found the string '{t}'"),
+            ))
+        }
         other => Err(Error::format(
             path,
             format!("expected a number, found {}", kind_of(other)),
@@ -1468,9 +1608,41 @@ fn scalar_value(v: &Json, path: &str) -> Result<f64> {
     }
 }
 
+/// A value that the constant's type cannot hold (an integer out of range, a
+/// fraction or a non-finite value in an integer type).
+fn check_constant_value(v: ConstValue, t: DType) -> std::result::Result<(), String> {
+    if !t.is_integer() {
+        return Ok(());
+    }
+    let (lo, hi): (i128, i128) = match t {
+        DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        DType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+        DType::UInt8 => (0, u8::MAX.into()),
+        DType::UInt16 => (0, u16::MAX.into()),
+        DType::UInt32 => (0, u32::MAX.into()),
+        _ => (0, u64::MAX.into()),
+    };
+    let i = match v {
+        ConstValue::Float(f) if f.fract() != 0.0 || !f.is_finite() => {
+            return Err(format!(
+                "the value {f} is not an integer, but the constant is {t}"
+            ));
+        }
+        other => other.as_int().unwrap_or_default(),
+    };
+    if i < lo || i > hi {
+        return Err(format!(
+            "the value {i} does not fit the constant's type {t}"
+        ));
+    }
+    Ok(())
+}
+
 fn flatten(
     v: &Json,
-    out: &mut Vec<f64>,
+    out: &mut Vec<ConstValue>,
     shape: &mut Vec<usize>,
     depth: usize,
     path: &str,
@@ -1565,5 +1737,127 @@ mod tests {
         let text = big_state(n, &[2 * n - 2]);
         let two = load_str_with(&text, true).unwrap_err().to_string();
         assert_eq!(two, load_str_with(&text, false).unwrap_err().to_string());
+    }
+
+    /// An SDFG whose `constants_prop` is `consts` (a JSON object body).
+    fn with_constants(consts: &str) -> String {
+        format!(
+            r#"{{"type": "SDFG", "attributes": {{"name": "c", "_arrays": {{}}, "symbols": {{}}, "constants_prop": {{{consts}}}}}, "nodes": [{{"type": "SDFGState", "label": "s", "id": 0, "nodes": [], "edges": []}}], "edges": [], "start_block": 0}}"#
+        )
+    }
+
+    fn scalar(dtype: &str, value: &str) -> String {
+        let t = if dtype.is_empty() {
+            String::new()
+        } else {
+            format!(r#""dtype": "{dtype}", "#)
+        };
+        format!(r#"[{{"type": "Scalar", "attributes": {{{t}"shape": ["1"]}}}}, {value}]"#)
+    }
+
+    /// Every spelling DaCe 1.0.2 and 2.x write for a constant's value: JSON
+    /// numbers and bools, the strings of numpy scalars (`"True"`, `"7"`,
+    /// `"0.25"`, `"-inf"`), Python's bare `Infinity`/`NaN` tokens, ndarrays;
+    /// an int64 beyond 2^53 stays exact; a descriptor without `dtype` is int32.
+    #[test]
+    fn constants_in_every_spelling() {
+        let consts = [
+            ("B", scalar("bool", "true")),
+            ("NB", scalar("bool", r#""False""#)),
+            ("NBT", scalar("bool", r#""True""#)),
+            ("I", scalar("int64", "5")),
+            ("I32", scalar("", r#""7""#)),
+            ("U8", scalar("uint8", r#""200""#)),
+            ("BIG", scalar("int64", r#""9007199254740993""#)),
+            ("BIGN", scalar("int64", "9007199254740993")),
+            ("U64", scalar("uint64", "18446744073709551615")),
+            ("F", scalar("float64", "1.5")),
+            ("F32", scalar("float32", r#""0.25""#)),
+            ("E", scalar("float64", r#""1e-05""#)),
+            ("NI", scalar("float64", r#""-inf""#)),
+            ("PI", scalar("float64", "Infinity")),
+            ("MI", scalar("float64", "-Infinity")),
+            ("NN", scalar("float64", "NaN")),
+            (
+                "A",
+                r#"[{"type": "Array", "attributes": {"dtype": "float64", "shape": ["3"]}}, {"type": "ndarray", "data": [NaN, -Infinity, 1.0], "dtype": "float64"}]"#.to_string(),
+            ),
+            (
+                "BA",
+                r#"[{"type": "Array", "attributes": {"dtype": "bool", "shape": ["2"]}}, {"type": "ndarray", "data": [true, false], "dtype": "bool"}]"#.to_string(),
+            ),
+        ];
+        let body: Vec<String> = consts
+            .iter()
+            .map(|(k, v)| format!(r#""{k}": {v}"#))
+            .collect();
+        let sdfg = load_str(&with_constants(&body.join(", "))).unwrap();
+        let one = |k: &str| {
+            let c = &sdfg.constants[k];
+            assert!(c.shape.is_empty(), "{k}");
+            (c.dtype, c.values[0])
+        };
+        use ConstValue::*;
+        assert_eq!(one("B"), (DType::Bool, Bool(true)));
+        assert_eq!(one("NB"), (DType::Bool, Bool(false)));
+        assert_eq!(one("NBT"), (DType::Bool, Bool(true)));
+        assert_eq!(one("I"), (DType::Int64, Int(5)));
+        assert_eq!(one("I32"), (DType::Int32, Int(7)));
+        assert_eq!(one("U8"), (DType::UInt8, Int(200)));
+        assert_eq!(one("BIG"), (DType::Int64, Int(9007199254740993)));
+        assert_eq!(one("BIGN"), (DType::Int64, Int(9007199254740993)));
+        assert_eq!(one("U64"), (DType::UInt64, Int(u64::MAX.into())));
+        assert_eq!(one("F"), (DType::Float64, Float(1.5)));
+        assert_eq!(one("F32"), (DType::Float32, Float(0.25)));
+        assert_eq!(one("E"), (DType::Float64, Float(1e-5)));
+        assert_eq!(one("NI"), (DType::Float64, Float(f64::NEG_INFINITY)));
+        assert_eq!(one("PI"), (DType::Float64, Float(f64::INFINITY)));
+        assert_eq!(one("MI"), (DType::Float64, Float(f64::NEG_INFINITY)));
+        assert!(matches!(one("NN").1, Float(f) if f.is_nan()));
+        let a = &sdfg.constants["A"];
+        assert_eq!(a.shape, vec![3]);
+        assert!(matches!(a.values[0], Float(f) if f.is_nan()));
+        assert_eq!(&a.values[1..], &[Float(f64::NEG_INFINITY), Float(1.0)]);
+        assert_eq!(sdfg.constants["BA"].values, vec![Bool(true), Bool(false)]);
+    }
+
+    /// Constant values that cannot be compiled are refused by name, located.
+    #[test]
+    fn bad_constant_values_are_refused() {
+        for (c, want) in [
+            (
+                scalar("complex128", r#""(1+2j)""#),
+                "unsupported: complex constant",
+            ),
+            (
+                scalar("uint8", "300"),
+                "does not fit the constant's type uint8",
+            ),
+            (scalar("int32", "1.5"), "is not an integer"),
+            (
+                scalar("int32", r#""seven""#),
+                "expected a number or a boolean",
+            ),
+        ] {
+            let err = load_str(&with_constants(&format!(r#""K": {c}"#)))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err}");
+            assert!(err.contains("/attributes/constants_prop/K/1"), "{err}");
+        }
+    }
+
+    /// DaCe 1.0.2 writes a `SymExpr` range bound as `{"main": ..., "approx": ...}`
+    /// (DaCe 2 as `SymExpr(main, approx)`): the exact expression counts.
+    #[test]
+    fn symexpr_bounds_in_both_spellings() {
+        let text = r#"{"type": "SDFG", "attributes": {"name": "s", "_arrays": {"A": {"type": "Array", "attributes": {"shape": ["N"], "strides": ["1"], "total_size": "N", "offset": ["0"], "dtype": "float64"}}}, "symbols": {"N": "int64"}}, "nodes": [{"type": "SDFGState", "label": "s", "id": 0, "nodes": [{"type": "AccessNode", "label": "A", "attributes": {"data": "A"}, "id": 0, "scope_entry": null}, {"type": "AccessNode", "label": "A", "attributes": {"data": "A"}, "id": 1, "scope_entry": null}], "edges": [{"type": "MultiConnectorEdge", "attributes": {"data": {"type": "Memlet", "attributes": {"data": "A", "subset": {"type": "Range", "ranges": [{"start": {"main": "N - 2", "approx": "0"}, "end": "SymExpr(N - 1, N)", "step": "1", "tile": "1"}]}}}}, "src": "0", "dst": "1", "src_connector": null, "dst_connector": null}]}], "edges": [], "start_block": 0}"#;
+        let sdfg = load_str(text).unwrap();
+        let BlockKind::State(st) = &sdfg.body.blocks[0].kind else {
+            panic!("not a state")
+        };
+        let r = &st.edges[0].memlet.subset.as_ref().unwrap()[0];
+        assert_eq!(r.start, python::parse_expr("N - 2").unwrap());
+        assert_eq!(r.end, python::parse_expr("N - 1").unwrap());
     }
 }

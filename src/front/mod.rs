@@ -1,6 +1,7 @@
 //! DaCe JSON → IR.
 
 pub mod json;
+pub mod nonfinite;
 pub mod python;
 pub mod tree;
 pub mod tree_de;

@@ -144,5 +144,46 @@ pub struct Constant {
     /// Shape (empty for a scalar).
     pub shape: Vec<usize>,
     /// The values, flattened in C order.
-    pub values: Vec<f64>,
+    pub values: Vec<ConstValue>,
+}
+
+/// One value of a constant, exactly as stored (an `int64` beyond 2^53 stays exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// `true` / `false` (also the strings `"True"` / `"False"` DaCe writes for numpy bools).
+    Bool(bool),
+    /// An integer.
+    Int(i128),
+    /// A floating-point number (`inf`, `nan` included).
+    Float(f64),
+}
+
+impl ConstValue {
+    /// The value as a float (booleans are 0 and 1).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            ConstValue::Bool(b) => f64::from(u8::from(b)),
+            ConstValue::Int(i) => i as f64,
+            ConstValue::Float(f) => f,
+        }
+    }
+
+    /// The value as an integer (floats truncated toward zero), if it has one.
+    pub fn as_int(self) -> Option<i128> {
+        match self {
+            ConstValue::Bool(b) => Some(i128::from(b)),
+            ConstValue::Int(i) => Some(i),
+            ConstValue::Float(f) if f.is_finite() => Some(f.trunc() as i128),
+            ConstValue::Float(_) => None,
+        }
+    }
+
+    /// True unless zero or false.
+    pub fn truthy(self) -> bool {
+        match self {
+            ConstValue::Bool(b) => b,
+            ConstValue::Int(i) => i != 0,
+            ConstValue::Float(f) => f != 0.0,
+        }
+    }
 }

@@ -117,6 +117,11 @@ impl DType {
         )
     }
 
+    /// True for the complex types.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
     /// Rank for C-like arithmetic promotion: the larger wins.
     pub fn promotion_rank(self) -> u8 {
         match self {

@@ -104,6 +104,36 @@ pub enum Func {
     IsNan,
     /// `isinf(x)`
     IsInf,
+    /// `isfinite(x)`
+    IsFinite,
+    /// `signbit(x)`
+    SignBit,
+    /// DaCe's `ifloor(x)`: `int` floor of a floating value, identity on integers.
+    IFloor,
+    /// DaCe's `sign(x)`: -1, 0 or 1 in the type of `x`.
+    Sign,
+    /// DaCe's `reciprocal(x)`: `1 / x` in the type of `x`.
+    Reciprocal,
+    Cbrt,
+    Tgamma,
+    Lgamma,
+    Erf,
+    Erfc,
+    Expm1,
+    Log1p,
+    Exp2,
+    Asinh,
+    Acosh,
+    Atanh,
+    /// `trunc(x)` (C: a floating value)
+    Trunc,
+    /// `round(x)`: C's `round` (halfway cases away from zero), as DaCe emits it.
+    Round,
+    Hypot,
+    Fmin,
+    Fmax,
+    /// C's `remainder(a, b)` (IEEE remainder)
+    Remainder,
     /// `copysign(a, b)`
     CopySign,
     /// `fmod(a, b)`
@@ -128,6 +158,75 @@ pub enum Stmt {
     },
     /// A bare expression statement (e.g. a call for its side effect).
     Expr(Expr),
+    /// `if cond: then else: otherwise` (tasklet code only); an `elif` is an
+    /// `If` alone in `otherwise`.
+    If {
+        /// The condition.
+        cond: Expr,
+        /// Statements run when the condition holds.
+        then: Vec<Stmt>,
+        /// Statements run otherwise (empty without `else`).
+        otherwise: Vec<Stmt>,
+    },
+    /// `for var in range(start, stop, step): body` (tasklet code only).
+    For {
+        /// The loop variable.
+        var: String,
+        /// First value.
+        start: Expr,
+        /// Bound (excluded).
+        stop: Expr,
+        /// Increment (never the literal 0).
+        step: Expr,
+        /// The loop body.
+        body: Vec<Stmt>,
+    },
+}
+
+impl Stmt {
+    /// The expressions this statement evaluates itself (not those of nested
+    /// statements): the value and target indices of an assignment, a
+    /// condition, a loop's bounds.
+    pub fn own_exprs(&self) -> Vec<&Expr> {
+        match self {
+            Stmt::Assign { target, value, .. } => {
+                let mut v = vec![value];
+                if let Target::Index(_, idx) = target {
+                    v.extend(idx.iter());
+                }
+                v
+            }
+            Stmt::Expr(e) => vec![e],
+            Stmt::If { cond, .. } => vec![cond],
+            Stmt::For {
+                start, stop, step, ..
+            } => vec![start, stop, step],
+        }
+    }
+
+    /// The statements nested directly in this one.
+    pub fn children(&self) -> impl Iterator<Item = &Stmt> {
+        let (a, b): (&[Stmt], &[Stmt]) = match self {
+            Stmt::If {
+                then, otherwise, ..
+            } => (then, otherwise),
+            Stmt::For { body, .. } => (body, &[]),
+            _ => (&[], &[]),
+        };
+        a.iter().chain(b.iter())
+    }
+}
+
+/// Every statement of `stmts`, nested ones included, in source order.
+pub fn all_stmts(stmts: &[Stmt]) -> Vec<&Stmt> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Stmt> = stmts.iter().rev().collect();
+    while let Some(s) = stack.pop() {
+        out.push(s);
+        let kids: Vec<&Stmt> = s.children().collect();
+        stack.extend(kids.into_iter().rev());
+    }
+    out
 }
 
 /// The left-hand side of an assignment.

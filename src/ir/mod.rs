@@ -6,6 +6,7 @@ pub mod expr;
 pub mod order;
 pub mod sdfg;
 pub mod simplify;
+pub mod symtypes;
 
 pub use data::*;
 pub use dtype::DType;

@@ -29,6 +29,9 @@ pub struct Sdfg {
     pub arrays: NameMap<DataDesc>,
     /// Symbols with their types.
     pub symbols: NameMap<DType>,
+    /// Types of the symbols the control flow assigns and `symbols` does not
+    /// declare, inferred as DaCe does ([`crate::ir::symtypes`]).
+    pub assigned_types: NameMap<DType>,
     /// Compile-time constants.
     pub constants: NameMap<Constant>,
     /// Code placed at file scope, per location (`frame`, `cuda`, ...).
@@ -41,6 +44,16 @@ pub struct Sdfg {
     pub body: Region,
     /// JSON pointer of this SDFG object.
     pub path: String,
+}
+
+impl Sdfg {
+    /// The type of a symbol: declared, else inferred from its assignments.
+    pub fn symbol_type(&self, name: &str) -> Option<DType> {
+        self.symbols
+            .get(name)
+            .or_else(|| self.assigned_types.get(name))
+            .copied()
+    }
 }
 
 /// Language of a code block.
@@ -376,7 +389,8 @@ pub struct NestedSdfg {
     pub used_symbols: std::sync::OnceLock<std::collections::BTreeSet<String>>,
 }
 
-/// Library nodes sdfgc knows.
+/// Library nodes sdfgc knows (expanded into maps and tasklets by
+/// [`crate::passes::expand`] before any other pass runs).
 #[derive(Clone, Debug)]
 pub enum LibraryKind {
     /// `dace.libraries.standard.nodes.reduce.Reduce`
@@ -388,15 +402,57 @@ pub enum LibraryKind {
         /// Identity value, if given.
         identity: Option<Expr>,
     },
-    /// `dace.libraries.blas.nodes.matmul.MatMul`
+    /// `dace.libraries.blas.nodes.matmul.MatMul` (specialised by operand ranks, as DaCe does).
     MatMul {
         /// Scale of the product.
         alpha: Expr,
         /// Scale of the accumulated output.
         beta: Expr,
     },
-    /// `dace.libraries.standard.nodes.transpose.Transpose`
+    /// `dace.libraries.blas.nodes.dot.Dot`: `_result = sum(_x * _y)`.
+    Dot,
+    /// `dace.libraries.blas.nodes.gemv.Gemv`: `_y = alpha * op(_A) @ _x + beta * _y`.
+    Gemv {
+        /// Scale of the product.
+        alpha: Expr,
+        /// Scale of the input `_y`.
+        beta: Expr,
+        /// Use the transpose of `_A`.
+        trans_a: bool,
+    },
+    /// `dace.libraries.blas.nodes.gemm.Gemm`: `_c = alpha * op(_a) @ op(_b) + beta * _cin`.
+    Gemm {
+        /// Scale of the product.
+        alpha: Expr,
+        /// Scale of `_cin`.
+        beta: Expr,
+        /// Use the transpose of `_a`.
+        trans_a: bool,
+        /// Use the transpose of `_b`.
+        trans_b: bool,
+    },
+    /// `dace.libraries.blas.nodes.ger.Ger`: `_res = alpha * outer(_x, _y) + _A`.
+    Ger {
+        /// Scale of the outer product.
+        alpha: Expr,
+    },
+    /// `dace.libraries.blas.nodes.axpy.Axpy`: `_res = a * _x + _y`.
+    Axpy {
+        /// Scale of `_x`.
+        a: Expr,
+    },
+    /// `dace.libraries.standard.nodes.transpose.Transpose` (matrices).
     Transpose,
+    /// `dace.libraries.standard.nodes.ttranspose.TensorTranspose`:
+    /// `_out_tensor = alpha * permute(_inp_tensor, axes) + beta * _out_tensor`.
+    TensorTranspose {
+        /// Input mode of each output mode.
+        axes: Vec<i64>,
+        /// Scale of the input.
+        alpha: Expr,
+        /// Scale of the previous output.
+        beta: Expr,
+    },
 }
 
 /// A library node.

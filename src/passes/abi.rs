@@ -180,18 +180,21 @@ impl Collector {
     }
 
     fn stmts(&mut self, stmts: &[Stmt]) {
-        for s in stmts {
+        for s in all_stmts(stmts) {
+            for e in s.own_exprs() {
+                self.expr(e);
+            }
             match s {
-                Stmt::Assign { target, value, .. } => {
-                    self.expr(value);
-                    match target {
-                        Target::Name(n) => {
-                            self.defined.insert(n.clone());
-                        }
-                        Target::Index(_, idx) => idx.iter().for_each(|i| self.expr(i)),
-                    }
+                Stmt::Assign {
+                    target: Target::Name(n),
+                    ..
+                } => {
+                    self.defined.insert(n.clone());
                 }
-                Stmt::Expr(e) => self.expr(e),
+                Stmt::For { var, .. } => {
+                    self.defined.insert(var.clone());
+                }
+                _ => {}
             }
         }
     }
@@ -259,8 +262,8 @@ impl Collector {
                 }
                 NodeKind::Tasklet(t) if t.code.language == Language::Python => {
                     // Names in Python code that are symbols (connectors and locals are not).
-                    for st in &t.stmts {
-                        let mut visit = |e: &Expr| {
+                    for st in all_stmts(&t.stmts) {
+                        for e in st.own_exprs() {
                             e.visit_names(&mut |n| {
                                 if sdfg.symbols.contains_key(n)
                                     && !t.inputs.contains_key(n)
@@ -269,17 +272,6 @@ impl Collector {
                                     self.used.insert(n.to_string());
                                 }
                             })
-                        };
-                        match st {
-                            Stmt::Assign {
-                                target: Target::Index(_, idx),
-                                value,
-                                ..
-                            } => {
-                                idx.iter().for_each(&mut visit);
-                                visit(value);
-                            }
-                            Stmt::Assign { value, .. } | Stmt::Expr(value) => visit(value),
                         }
                     }
                 }

@@ -372,6 +372,15 @@ fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
                 }
             }
             Stmt::Expr(x) => uses.interstate(x, &[path]),
+            // Blocks exist in tasklet code only; walk them all the same.
+            Stmt::If { .. } | Stmt::For { .. } => {
+                for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
+                    .into_iter()
+                    .flat_map(Stmt::own_exprs)
+                {
+                    uses.interstate(x, &[path]);
+                }
+            }
         }
     }
 }
@@ -441,6 +450,12 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     span::assigned_symbols(&sdfg.body, &mut assigned);
     let mut chains = None;
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
+        // A transient the program never uses is not allocated (as in DaCe,
+        // whose allocation follows access nodes): its size may name symbols
+        // that are not passed to this SDFG at all.
+        if !uses.sites.contains_key(name) {
+            continue;
+        }
         // On the stack in a map body (as the writer declares them there).
         let stack = d.kind == DataKind::Scalar
             || d.storage == Storage::Register

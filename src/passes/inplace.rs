@@ -207,19 +207,18 @@ fn value_access(t: &Tasklet, m: &Memlet, conn: Option<&str>, input: bool) -> boo
 /// True if the tasklet code indexes `conn` (`conn[i]`).
 fn indexed(stmts: &[Stmt], conn: &str) -> bool {
     let mut hit = false;
-    for s in stmts {
-        let e = match s {
-            Stmt::Assign { target, value, .. } => {
-                if let Target::Index(n, _) = target
-                    && n == conn
-                {
-                    hit = true;
-                }
-                value
-            }
-            Stmt::Expr(e) => e,
-        };
-        e.visit_index(&mut |n, _| hit |= n == conn);
+    for s in all_stmts(stmts) {
+        if let Stmt::Assign {
+            target: Target::Index(n, _),
+            ..
+        } = s
+            && n == conn
+        {
+            hit = true;
+        }
+        for e in s.own_exprs() {
+            e.visit_index(&mut |n, _| hit |= n == conn);
+        }
     }
     hit
 }

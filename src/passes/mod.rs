@@ -5,6 +5,7 @@
 pub mod abi;
 pub mod alloc;
 pub mod bounds;
+pub mod expand;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
@@ -20,7 +21,7 @@ pub use alloc::{AllocPlan, AllocScope, Memory};
 /// An SDFG with everything the writers need.
 #[derive(Debug)]
 pub struct Program {
-    /// The SDFG (library nodes still unexpanded; the writers expand them).
+    /// The SDFG, library nodes expanded into maps and tasklets.
     pub sdfg: Sdfg,
     /// Exported interface.
     pub abi: abi::Abi,
@@ -51,8 +52,11 @@ pub struct Program {
 }
 
 /// Runs the passes for one SDFG.
-pub fn prepare(sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
+pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
+    // The interface follows DaCe's rules on the SDFG as stored (library
+    // nodes included); everything after it sees the expanded SDFG.
     let abi = abi::compute(&sdfg);
+    expand::expand(&mut sdfg)?;
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::driver::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);

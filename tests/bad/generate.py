@@ -93,13 +93,15 @@ def conditional_block(d):
                        "attributes": {"data": {"type": "InterstateEdge", "attributes": {}}}})
 
 
-def gemm(d):
-    n = node(d, 1)
-    n["type"] = "LibraryNode"
-    n["classpath"] = "dace.libraries.blas.nodes.gemm.Gemm"
-    n["label"] = "_Gemm_"
-    n["attributes"] = {"name": "_Gemm_", "in_connectors": {"__in1": None, "__in2": None},
-                       "out_connectors": {"__out": None}}
+def library_node(classpath):
+    def mutate(d):
+        n = node(d, 1)
+        n["type"] = "LibraryNode"
+        n["classpath"] = classpath
+        n["label"] = "_Gemm_"
+        n["attributes"] = {"name": "_Gemm_", "in_connectors": {"__in1": None, "__in2": None},
+                           "out_connectors": {"__out": None}}
+    return mutate
 
 
 def consume(d):
@@ -147,6 +149,13 @@ def add_nested(inner_nodes, in_connectors):
     return f
 
 
+def code_language(language, code):
+    """The tasklet's code in another language."""
+    def f(d):
+        tasklet(d)["attributes"]["code"] = {"string_data": code, "language": language}
+    return f
+
+
 def raw(text):
     return ("raw", text)
 
@@ -189,7 +198,7 @@ CASES = [
     ("expr_plus_star", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N +* 2"), 1, "symbolic expression", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("expr_open_bracket", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "N["), 1, "symbolic expression", "at /attributes/_arrays/A/attributes/shape/0", "check"),
     ("expr_unknown_function", lambda d: arr(d)["attributes"]["shape"].__setitem__(0, "frobnicate(N)"), 1, "frobnicate", "at /attributes/_arrays/A/attributes/shape/0", "check"),
-    ("tasklet_for_loop", with_code("for i in range(3):\n    __out = __in1"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_for_over_data", with_code("for i in __in1:\n    __out = __in1"), 1, "tasklet '_Add_': line 1, column 10: unsupported Python construct 'for' over something other than range(...)", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_def", with_code("__out = __in1\ndef f(x):\n    return x"), 1, "tasklet '_Add_': line 2", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_import", with_code("import math\n__out = __in1 + __in2"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_lambda", with_code("__out = (lambda x: x)(__in1)"), 1, "tasklet '_Add_': line 1", "at /nodes/3/nodes/1/attributes/code", "check"),
@@ -200,7 +209,7 @@ CASES = [
     ("undefined_symbol_map_range", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "M - 3"), 1, "uses symbol 'M', which is not defined", "at /nodes/3/nodes/0", "check"),
     ("undefined_symbol_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("end", "K"), 1, "uses symbol 'K', which is not defined", "at /nodes/3/edges/", "check"),
     ("undefined_symbol_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("string_data", "(t < TMAX)"), 1, "uses symbol 'TMAX', which is not defined", "at /edges/2", "check"),
-    ("gemm_library_node", gemm, 1, "dace.libraries.blas.nodes.gemm.Gemm", "at /nodes/3/nodes/1/classpath", "check"),
+    ("unknown_library_node", library_node("dace.libraries.blas.nodes.batched_matmul.BatchedMatMul"), 1, "dace.libraries.blas.nodes.batched_matmul.BatchedMatMul", "at /nodes/3/nodes/1/classpath", "check"),
     ("consume_entry", consume, 1, "dataflow node type 'ConsumeEntry'", "at /nodes/3/nodes/0/type", "check"),
     ("cpp_interstate_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("language", "CPP"), 1, "C++ conditions", "at /edges/2/attributes/data/attributes/condition", "check"),
     ("negative_shape", lambda d: arr(d, "B")["attributes"].update(shape=["-5"], total_size="-5"), 1, "negative size -5", "at /attributes/_arrays/B/attributes/shape/0", "check"),
@@ -212,8 +221,25 @@ CASES = [
     ("unknown_connector", lambda d: edge(d, 1, 2).__setitem__("src_connector", "__nope"), 1, "output connector '__nope'", "at /nodes/3/edges/", "check"),
     ("nested_unknown_data", add_nested([{"type": "AccessNode", "label": "Q", "id": 0, "attributes": {"data": "Q"}}], {}), 1, "refers to unknown data 'Q'", "at /nodes/0/nodes/0/attributes/sdfg/nodes/0/nodes/0", "check"),
     ("nested_connector_not_container", add_nested([], {"y": None}), 1, "input connector 'y', which is not a data container of 'inner'", "at /nodes/0/nodes/0", "check"),
+    ("tasklet_while_loop", with_code("__out = __in1\nwhile __out > 0:\n    __out = __out - 1"), 1, "tasklet '_Add_': line 2, column 1: unsupported Python construct 'while' statement", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_math_asin", with_code("__out = math.asin(__in1)"), 1, "unsupported function 'math.asin'", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_block_local", with_code("if __in1 > 0:\n    t = __in1\nelse:\n    t = __in2\n__out = t"), 1, "local variable 't' is used outside the 'if'/'for' block", "at /nodes/3/nodes/1", "cpp"),
+    ("tasklet_loop_variable_defined", with_code("i = 0\nfor i in range(3):\n    __out = __in1"), 1, "'for' loop variable 'i' is already defined", "at /nodes/3/nodes/1", "cpp"),
+    ("tasklet_bad_indent", with_code("if __in1 > 0:\n    __out = __in1\n  __out = __in2"), 1, "tasklet '_Add_': line 3, column 3: unindent does not match", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("fractional_shape", lambda d: arr(d, "B")["attributes"].update(shape=[2.5], total_size=2.5, strides=[1]), 1, "not an integer", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    # Code in a language other than Python and C++ is refused by name, never compiled as Python.
+    ("tasklet_mlir", code_language("MLIR", "module {\n  func.func @mlir_entry(%a: f64) -> f64 {\n    return %a : f64\n  }\n}"), 1, "the code of tasklet '_Add_' in language 'MLIR'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_systemverilog", code_language("SystemVerilog", "assign __out = __in1;"), 1, "in language 'SystemVerilog'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_opencl", code_language("OpenCL", "__out = __in1;"), 1, "in language 'OpenCL'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("tasklet_unknown_language", code_language("Fortran", "__out = __in1"), 1, "in language 'Fortran'", "at /nodes/3/nodes/1/attributes/code/language", "check"),
+    ("global_code_language", set_path(["attributes", "global_code"], {"frame": {"string_data": "int x;", "language": "MLIR"}}), 1, "code for 'frame' in language 'MLIR'", "at /attributes/global_code/frame/language", "check"),
+    # Values and spellings sdfgc cannot compile.
+    ("constant_complex", set_path(["attributes", "constants_prop"], {"CC": [{"type": "Scalar", "attributes": {"dtype": "complex128", "shape": ["1"]}}, "(1+2j)"]}), 1, "complex constant value '(1+2j)'", "at /attributes/constants_prop/CC/1", "check"),
+    ("constant_out_of_range", set_path(["attributes", "constants_prop"], {"K": [{"type": "Scalar", "attributes": {"dtype": "uint8", "shape": ["1"]}}, "300"]}), 1, "does not fit the constant's type uint8", "at /attributes/constants_prop/K/1", "check"),
+    ("undefined_symbol_question", lambda d: arr(d, "B")["attributes"].update(shape=["?"], total_size="?"), 1, "undefined symbol '?'", "at /attributes/_arrays/B/attributes/shape/0", "check"),
+    ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "check"),
+    ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
 ]
 
 

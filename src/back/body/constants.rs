@@ -68,15 +68,9 @@ fn node(sdfg: &Sdfg, kind: &NodeKind, out: &mut BTreeSet<(String, String)>) {
                     out.insert((n.to_string(), sdfg.constants[n].dtype.ctype().to_string()));
                 }
             };
-            for s in &t.stmts {
-                match s {
-                    Stmt::Assign { target, value, .. } => {
-                        value.visit_names(&mut |n| add(n));
-                        if let Target::Index(_, idx) = target {
-                            idx.iter().for_each(|i| i.visit_names(&mut |n| add(n)));
-                        }
-                    }
-                    Stmt::Expr(e) => e.visit_names(&mut |n| add(n)),
+            for s in all_stmts(&t.stmts) {
+                for e in s.own_exprs() {
+                    e.visit_names(&mut |n| add(n));
                 }
             }
         }

@@ -214,12 +214,14 @@ impl FnWriter<'_> {
                 NodeKind::Nested(ns) if self.at_block_level() => {
                     self.block_level_node(ctx, id, |w| w.nested_call(ctx, id, ns))?
                 }
-                NodeKind::Library(l) if self.at_block_level() => {
-                    self.block_level_node(ctx, id, |w| w.library(ctx, id, l))?
-                }
                 NodeKind::Tasklet(t) => self.tasklet(ctx, id, t)?,
                 NodeKind::Nested(ns) => self.nested_call(ctx, id, ns)?,
-                NodeKind::Library(l) => self.library(ctx, id, l)?,
+                NodeKind::Library(_) => {
+                    return Err(Error::invalid(
+                        &n.path,
+                        format!("library node '{}' was not expanded", n.label),
+                    ));
+                }
             }
         }
         Ok(())
@@ -620,7 +622,7 @@ impl FnWriter<'_> {
             (Vec::new(), Vec::new())
         } else {
             (
-                vec![format!("{} *__state", self.state_type)],
+                vec![format!("[[maybe_unused]] {} *__state", self.state_type)],
                 vec!["__state".to_string()],
             )
         };
@@ -670,7 +672,7 @@ impl FnWriter<'_> {
         }
         let mut sym_params = BTreeSet::new();
         for (k, v) in crate::passes::abi::nested_symbol_args(ns) {
-            let t = inner.symbols.get(k).copied().unwrap_or(DType::Int64);
+            let t = inner.symbol_type(k).unwrap_or(DType::Int64);
             params.push(format!("{} {k}", t.ctype()));
             args.push(self.cond(v));
             sym_params.insert(k.clone());

@@ -165,17 +165,10 @@ impl<'a> FnWriter<'a> {
                 self.access.insert(name.clone(), acc);
                 continue;
             }
-            let plan = self
-                .p
-                .alloc
-                .get(sdfg.id, name)
-                .ok_or_else(|| {
-                    Error::invalid(
-                        &d.path,
-                        format!("no allocation plan for transient '{name}'"),
-                    )
-                })?
-                .clone();
+            // Transients the program never uses have no plan: not declared.
+            let Some(plan) = self.p.alloc.get(sdfg.id, name).cloned() else {
+                continue;
+            };
             let ct = d.dtype.ctype();
             match (&plan.memory, &plan.scope) {
                 (Memory::Local, AllocScope::Map(..)) => {
@@ -320,12 +313,7 @@ impl<'a> FnWriter<'a> {
             if params.contains(&name) || self.sdfg.arrays.contains_key(&name) {
                 continue;
             }
-            let t = self
-                .sdfg
-                .symbols
-                .get(&name)
-                .copied()
-                .unwrap_or(DType::Int64);
+            let t = self.sdfg.symbol_type(&name).unwrap_or(DType::Int64);
             self.decls
                 .line(format!("[[maybe_unused]] {} {name};", t.ctype()));
             self.local_symbols.insert(name, t);
@@ -617,6 +605,12 @@ impl<'a> FnWriter<'a> {
                     });
                 }
                 Stmt::Expr(e) => parts.push(self.cond(e)),
+                Stmt::If { .. } | Stmt::For { .. } => {
+                    return Err(Error::unsupported(
+                        "",
+                        "'if' and 'for' blocks in loop statements",
+                    ));
+                }
                 Stmt::Assign { .. } => {
                     return Err(Error::unsupported(
                         "",

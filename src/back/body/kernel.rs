@@ -115,15 +115,9 @@ impl FnWriter<'_> {
                     }
                 }
                 NodeKind::Tasklet(t) => {
-                    for s in &t.stmts {
-                        match s {
-                            Stmt::Assign { target, value, .. } => {
-                                add(value, &mut names);
-                                if let Target::Index(_, idx) = target {
-                                    idx.iter().for_each(|i| add(i, &mut names));
-                                }
-                            }
-                            Stmt::Expr(e) => add(e, &mut names),
+                    for s in all_stmts(&t.stmts) {
+                        for e in s.own_exprs() {
+                            add(e, &mut names);
                         }
                     }
                 }
@@ -143,7 +137,7 @@ impl FnWriter<'_> {
             if let Some(d) = &e.memlet.data {
                 data.insert(d.clone());
                 if let Some(desc) = self.sdfg.arrays.get(d) {
-                    // Library expansions loop over the containers' shapes; views index with strides.
+                    // Element indices use the containers' shapes, strides and offsets.
                     for x in desc.shape.iter().chain(&desc.strides).chain(&desc.offset) {
                         add(x, &mut names);
                     }
@@ -222,7 +216,7 @@ impl FnWriter<'_> {
                 abi_types
                     .get(n.as_str())
                     .copied()
-                    .or_else(|| self.sdfg.symbols.get(n).copied())
+                    .or_else(|| self.sdfg.symbol_type(n))
                     .unwrap_or(DType::Int64)
             } else {
                 continue;
@@ -528,7 +522,7 @@ impl FnWriter<'_> {
             if let Some(t) = self.local_symbols.get(&n).copied().or_else(|| {
                 self.sym_params
                     .contains(&n)
-                    .then(|| self.sdfg.symbols.get(&n).copied().unwrap_or(DType::Int32))
+                    .then(|| self.sdfg.symbol_type(&n).unwrap_or(DType::Int32))
             }) {
                 params.push(format!("{} {n}", t.ctype()));
                 args.push(n);

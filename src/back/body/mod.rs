@@ -1,13 +1,13 @@
 //! The body writer shared by every target: one SDFG (top level or nested)
-//! as a C++ function body — control flow, dataflow, tasklets, library node
-//! expansions, and (for GPU targets) kernels, launches and copies. Targets
+//! as a C++ function body — control flow, dataflow, tasklets, and (for GPU
+//! targets) kernels, launches and copies (library nodes are expanded before,
+//! by [`crate::passes::expand`]). Targets
 //! differ only in the file skeleton and in the memory and stream APIs.
 
 pub mod constants;
 mod dataflow;
 mod function;
 mod kernel;
-mod library;
 mod streams;
 mod tasklet;
 mod threadblock;

@@ -33,6 +33,39 @@ pub(crate) struct Scope<'a> {
     conns: &'a BTreeMap<String, Conn>,
     locals: &'a BTreeMap<String, DType>,
     sdfg: &'a Sdfg,
+    /// Tasklet code (DaCe prints `/` unchanged: C division of integers)
+    /// rather than an interstate expression.
+    tasklet: bool,
+}
+
+/// Local variables of tasklet code, declared as DaCe's C++ declares them:
+/// on first assignment (`auto x = ...`, here with the type that `auto`
+/// deduces), scoped to the C++ block (`if`/`for` body) they are declared in.
+#[derive(Default)]
+struct Locals {
+    /// Visible locals and their types.
+    types: BTreeMap<String, DType>,
+    /// Names declared in each open block (the code itself is block 0).
+    blocks: Vec<Vec<String>>,
+    /// Locals whose block has closed (not visible in DaCe's C++).
+    gone: BTreeSet<String>,
+}
+
+impl Locals {
+    fn declare(&mut self, n: &str, t: DType) {
+        self.types.insert(n.to_string(), t);
+        self.gone.remove(n);
+        if let Some(b) = self.blocks.last_mut() {
+            b.push(n.to_string());
+        }
+    }
+
+    fn close_block(&mut self) {
+        for n in self.blocks.pop().unwrap_or_default() {
+            self.types.remove(&n);
+            self.gone.insert(n);
+        }
+    }
 }
 
 impl Scope<'_> {
@@ -43,8 +76,8 @@ impl Scope<'_> {
         if let Some(t) = self.locals.get(n) {
             return *t;
         }
-        if let Some(t) = self.sdfg.symbols.get(n) {
-            return *t;
+        if let Some(t) = self.sdfg.symbol_type(n) {
+            return t;
         }
         if let Some(d) = self.sdfg.arrays.get(n) {
             return d.dtype;
@@ -75,20 +108,18 @@ fn infer(e: &Expr, s: &Scope) -> DType {
         Expr::Binary(op, a, b) => {
             let (ta, tb) = (infer(a, s), infer(b, s));
             match op {
-                BinaryOp::And | BinaryOp::Or => {
-                    if ta == DType::Bool && tb == DType::Bool {
-                        DType::Bool
-                    } else {
-                        DType::promote(ta, tb)
-                    }
-                }
-                BinaryOp::Eq
+                // Printed as C++ `&&` / `||`, which yield `bool`.
+                BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Eq
                 | BinaryOp::Ne
                 | BinaryOp::Lt
                 | BinaryOp::Le
                 | BinaryOp::Gt
                 | BinaryOp::Ge => DType::Bool,
-                BinaryOp::Div if !ta.is_float() && !tb.is_float() => DType::Float64,
+                BinaryOp::Div if !ta.is_float() && !tb.is_float() && !s.tasklet => DType::Float64,
+                // DaCe's `dace::math::ifloor(a / b)`: `int` for floating operands.
+                BinaryOp::FloorDiv if ta.is_float() || tb.is_float() => DType::Int32,
                 _ => DType::promote(ta, tb),
             }
         }
@@ -96,7 +127,9 @@ fn infer(e: &Expr, s: &Scope) -> DType {
             let t0 = args.first().map(|a| infer(a, s)).unwrap_or(DType::Float64);
             match f {
                 Func::Cast(t) => *t,
-                Func::IsNan | Func::IsInf => DType::Bool,
+                Func::IsNan | Func::IsInf | Func::IsFinite | Func::SignBit => DType::Bool,
+                Func::IFloor if t0.is_float() => DType::Int32,
+                Func::IFloor | Func::Sign | Func::Reciprocal => t0,
                 Func::Min
                 | Func::Max
                 | Func::IntFloor
@@ -105,6 +138,10 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 | Func::Fmod
                 | Func::CopySign
                 | Func::Atan2
+                | Func::Hypot
+                | Func::Fmin
+                | Func::Fmax
+                | Func::Remainder
                 | Func::Pow => {
                     let t1 = args.get(1).map(|a| infer(a, s)).unwrap_or(t0);
                     let t = DType::promote(t0, t1);
@@ -141,7 +178,16 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
             let (la, lb) = (rec(a), rec(b));
             match op {
                 BinaryOp::FloorDiv if ints => Expr::bin(BinaryOp::Div, la, lb),
+                // `dace::math::ifloor(a / b)`: `(int)floor(a / b)`.
+                BinaryOp::FloorDiv => Expr::Call(
+                    Func::Cast(DType::Int32),
+                    vec![Expr::Call(
+                        Func::Floor,
+                        vec![Expr::bin(BinaryOp::Div, la, lb)],
+                    )],
+                ),
                 BinaryOp::Mod if ints => Expr::Call(Func::CMod, vec![la, lb]),
+                BinaryOp::Div if ints && s.tasklet => Expr::bin(BinaryOp::Div, la, lb),
                 BinaryOp::Div if ints => Expr::bin(
                     BinaryOp::Div,
                     Expr::Call(Func::Cast(DType::Float64), vec![la]),
@@ -160,6 +206,39 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
             }
         }
         Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a))),
+        // DaCe's `int_floor(a, b)` is `T(a / b)` and `int_ceil(a, b)` is
+        // `T((a + b - 1) / b)` with `T` the type of `a` (dace/math.h): with a
+        // floating-point operand (DaCe 2 stores `float(n) / 4` as
+        // `int_floor(float(n), 4)`) that is a division, not a floor.
+        Expr::Call(f @ (Func::IntFloor | Func::IntCeil), args)
+            if args.len() == 2 && args.iter().any(|a| infer(a, s).is_float()) =>
+        {
+            let (la, lb) = (rec(&args[0]), rec(&args[1]));
+            let num = match f {
+                Func::IntCeil => Expr::bin(
+                    BinaryOp::Sub,
+                    Expr::bin(BinaryOp::Add, la, lb.clone()),
+                    Expr::Int(1),
+                ),
+                _ => la,
+            };
+            Expr::Call(
+                Func::Cast(infer(&args[0], s)),
+                vec![Expr::bin(BinaryOp::Div, num, lb)],
+            )
+        }
+        // `dace::math::ifloor(x)`: identity on integers, `(int)floor(x)` otherwise.
+        Expr::Call(Func::IFloor, args) if args.len() == 1 => {
+            let a = rec(&args[0]);
+            if infer(&args[0], s).is_float() {
+                Expr::Call(
+                    Func::Cast(DType::Int32),
+                    vec![Expr::Call(Func::Floor, vec![a])],
+                )
+            } else {
+                a
+            }
+        }
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
         Expr::Ternary(c, a, b) => {
             Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
@@ -175,6 +254,16 @@ impl<'a> FnWriter<'a> {
         let st = ctx.st;
         let node = &st.nodes[id.index()];
         let indexed = indexed_names(&t.stmts);
+        let assigned: BTreeSet<&str> = all_stmts(&t.stmts)
+            .into_iter()
+            .filter_map(|s| match s {
+                Stmt::Assign {
+                    target: Target::Name(n),
+                    ..
+                } => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
         let sdfg = self.sdfg;
         let reserved = |c: &str| sdfg.arrays.contains_key(c) || sdfg.symbols.contains_key(c);
         let var_of = |c: &str| {
@@ -214,8 +303,14 @@ impl<'a> FnWriter<'a> {
             } else {
                 let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
                 let value = self.element(data, d, &starts);
+                // DaCe declares input values as copies the code may assign.
+                let cv = if assigned.contains(c.as_str()) {
+                    ""
+                } else {
+                    "const "
+                };
                 self.out
-                    .line(format!("const {} {var} = {value};", dtype.ctype()));
+                    .line(format!("{cv}{} {var} = {value};", dtype.ctype()));
                 conns.insert(
                     c.clone(),
                     Conn {
@@ -308,11 +403,11 @@ impl<'a> FnWriter<'a> {
         // Code.
         match t.code.language {
             Language::Python => {
-                let mut locals = BTreeMap::new();
-                for s in &t.stmts {
-                    let line = self.python_stmt(s, &conns, &mut locals, node)?;
-                    self.out.line(line);
-                }
+                let mut locals = Locals {
+                    blocks: vec![Vec::new()],
+                    ..Default::default()
+                };
+                self.python_block(&t.stmts, &conns, &mut locals, node)?;
             }
             Language::Cpp => {
                 self.out.line(t.code.code.trim_end());
@@ -347,23 +442,82 @@ impl<'a> FnWriter<'a> {
         }
     }
 
+    /// Writes a block of tasklet statements; locals declared in it are
+    /// scoped to it, as in DaCe's C++.
+    fn python_block(
+        &mut self,
+        stmts: &[Stmt],
+        conns: &BTreeMap<String, Conn>,
+        locals: &mut Locals,
+        node: &Node,
+    ) -> Result<()> {
+        for s in stmts {
+            self.python_stmt(s, conns, locals, node)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `{ stmts }` as a nested C++ block (the caller opened it).
+    fn python_nested(
+        &mut self,
+        stmts: &[Stmt],
+        conns: &BTreeMap<String, Conn>,
+        locals: &mut Locals,
+        node: &Node,
+    ) -> Result<()> {
+        locals.blocks.push(Vec::new());
+        let r = self.python_block(stmts, conns, locals, node);
+        locals.close_block();
+        r
+    }
+
     fn python_stmt(
-        &self,
+        &mut self,
         s: &Stmt,
         conns: &BTreeMap<String, Conn>,
-        locals: &mut BTreeMap<String, DType>,
+        locals: &mut Locals,
         node: &Node,
-    ) -> Result<String> {
+    ) -> Result<()> {
+        let refuse = |what: String| {
+            Err(Error::unsupported(
+                &node.path,
+                format!("tasklet '{}': {what}", node.label),
+            ))
+        };
+        // A local whose block has closed does not exist in DaCe's C++.
+        for e in s.own_exprs() {
+            let mut dead = None;
+            e.visit_names(&mut |n| {
+                if dead.is_none() && locals.gone.contains(n) && !locals.types.contains_key(n) {
+                    dead = Some(n.to_string());
+                }
+            });
+            if let Some(n) = dead {
+                return refuse(format!(
+                    "local variable '{n}' is used outside the 'if'/'for' block that assigns it \
+                     (DaCe declares it inside that C++ block)"
+                ));
+            }
+        }
         let scope = Scope {
             conns,
-            locals,
+            locals: &locals.types,
             sdfg: self.sdfg,
+            tasklet: true,
         };
-        Ok(match s {
+        match s {
             Stmt::Assign { target, op, value } => {
                 let value = match op {
                     None => value.clone(),
                     Some(op) => {
+                        if let Target::Name(n) = target
+                            && !conns.contains_key(n)
+                            && !locals.types.contains_key(n)
+                        {
+                            return refuse(format!(
+                                "augmented assignment to '{n}' before it has a value"
+                            ));
+                        }
                         let lhs = match target {
                             Target::Name(n) => Expr::Sym(n.clone()),
                             Target::Index(n, i) => Expr::Index(n.clone(), i.clone()),
@@ -373,23 +527,19 @@ impl<'a> FnWriter<'a> {
                 };
                 let t = infer(&value, &scope);
                 let rhs = self.tasklet_expr(&value, &scope);
-                match target {
+                let line = match target {
                     Target::Name(n) => {
                         if let Some(c) = conns.get(n) {
                             if c.pointer.is_some() {
-                                return Err(Error::unsupported(
-                                    &node.path,
-                                    format!(
-                                        "tasklet '{}' assigns the array connector '{n}' as a whole",
-                                        node.label
-                                    ),
+                                return refuse(format!(
+                                    "assigns the array connector '{n}' as a whole"
                                 ));
                             }
                             format!("{} = {rhs};", c.var)
-                        } else if locals.contains_key(n) {
+                        } else if locals.types.contains_key(n) {
                             format!("{n} = {rhs};")
                         } else {
-                            locals.insert(n.clone(), t);
+                            locals.declare(n, t);
                             format!("{} {n} = {rhs};", t.ctype())
                         }
                     }
@@ -397,10 +547,90 @@ impl<'a> FnWriter<'a> {
                         let lhs = self.tasklet_expr(&Expr::Index(n.clone(), idx.clone()), &scope);
                         format!("{lhs} = {rhs};")
                     }
+                };
+                self.out.line(line);
+            }
+            Stmt::Expr(e) => {
+                let line = format!("{};", self.tasklet_expr(e, &scope));
+                self.out.line(line);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.tasklet_expr(cond, &scope);
+                self.out.open(format!("if ({c})"));
+                self.python_nested(then, conns, locals, node)?;
+                if otherwise.is_empty() {
+                    self.out.close();
+                } else {
+                    // An `elif` is an `if` nested in the `else` block.
+                    self.out.close_with(" else {");
+                    self.out.indent_in();
+                    self.python_nested(otherwise, conns, locals, node)?;
+                    self.out.close();
                 }
             }
-            Stmt::Expr(e) => format!("{};", self.tasklet_expr(e, &scope)),
-        })
+            Stmt::For {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => {
+                if conns.contains_key(var) || locals.types.contains_key(var) {
+                    return refuse(format!(
+                        "'for' loop variable '{var}' is already defined \
+                         (DaCe declares the loop variable in the loop)"
+                    ));
+                }
+                // DaCe's `range` holds `int` bounds and yields `int`; bounds
+                // are evaluated once, as in Python.
+                let [a, b, k] = [start, stop, step].map(|e| {
+                    let p = self.tasklet_expr(e, &scope);
+                    if infer(e, &scope) == DType::Int32 {
+                        p
+                    } else {
+                        format!("static_cast<int>({p})")
+                    }
+                });
+                let (end, inc) = (format!("{var}__end"), format!("{var}__step"));
+                // DaCe's loop variable is a copy of the iterator's value:
+                // assigning it in the body does not change the iteration.
+                let assigned = all_stmts(body)
+                    .iter()
+                    .any(|s| matches!(s, Stmt::Assign { target: Target::Name(n), .. } if n == var));
+                let it = if assigned {
+                    format!("{var}__it")
+                } else {
+                    var.clone()
+                };
+                let header = match step {
+                    Expr::Int(v) if *v > 0 => {
+                        format!("for (int {it} = {a}, {end} = {b}; {it} < {end}; {it} += {k})")
+                    }
+                    Expr::Int(v) if *v < 0 => {
+                        format!("for (int {it} = {a}, {end} = {b}; {it} > {end}; {it} += {k})")
+                    }
+                    _ => format!(
+                        "for (int {it} = {a}, {end} = {b}, {inc} = {k}; \
+                         {inc} > 0 ? {it} < {end} : {it} > {end}; {it} += {inc})"
+                    ),
+                };
+                self.out.open(header);
+                if assigned {
+                    self.out.line(format!("int {var} = {it};"));
+                }
+                locals.blocks.push(Vec::new());
+                locals.declare(var, DType::Int32);
+                let r = self.python_block(body, conns, locals, node);
+                locals.close_block();
+                r?;
+                self.out.close();
+            }
+        }
+        Ok(())
     }
 
     /// Prints tasklet code with connector names and pointer indexing.
@@ -480,6 +710,7 @@ impl<'a> FnWriter<'a> {
             conns: &conns,
             locals: &locals,
             sdfg: self.sdfg,
+            tasklet: false,
         };
         let lowered = lower(e, &scope);
         let name = |n: &str| match self.access.get(n) {
@@ -673,16 +904,16 @@ fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
         }
     }
     let mut out = BTreeSet::new();
-    for s in stmts {
-        match s {
-            Stmt::Assign { target, value, .. } => {
-                if let Target::Index(n, idx) = target {
-                    out.insert(n.as_str());
-                    idx.iter().for_each(|i| visit(i, &mut out));
-                }
-                visit(value, &mut out);
-            }
-            Stmt::Expr(e) => visit(e, &mut out),
+    for s in all_stmts(stmts) {
+        if let Stmt::Assign {
+            target: Target::Index(n, _),
+            ..
+        } = s
+        {
+            out.insert(n.as_str());
+        }
+        for e in s.own_exprs() {
+            visit(e, &mut out);
         }
     }
     out
@@ -693,23 +924,22 @@ fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
 /// the subset's non-unit dimensions.
 fn pointer_strides(d: &DataDesc, sub: &[RangeDim], stmts: &[Stmt], conn: &str) -> Vec<Expr> {
     let mut arity = None;
-    for s in stmts {
-        let e = match s {
-            Stmt::Assign { target, value, .. } => {
-                if let Target::Index(n, idx) = target
-                    && n == conn
-                {
+    for s in all_stmts(stmts) {
+        if let Stmt::Assign {
+            target: Target::Index(n, idx),
+            ..
+        } = s
+            && n == conn
+        {
+            arity = Some(idx.len());
+        }
+        for e in s.own_exprs() {
+            e.visit_index(&mut |n, idx| {
+                if n == conn {
                     arity = Some(idx.len());
                 }
-                value
-            }
-            Stmt::Expr(e) => e,
-        };
-        e.visit_index(&mut |n, idx| {
-            if n == conn {
-                arity = Some(idx.len());
-            }
-        });
+            });
+        }
     }
     match arity {
         Some(k) if k == d.rank() || sub.len() != d.rank() => d.strides.clone(),

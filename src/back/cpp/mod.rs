@@ -705,19 +705,19 @@ fn collect_sdfgs<'a>(s: &'a Sdfg, out: &mut Vec<&'a Sdfg>) {
 
 fn constant_decl(name: &str, c: &Constant) -> String {
     let ct = c.dtype.ctype();
-    let lit = |v: f64| {
+    let lit = |v: ConstValue| {
         if c.dtype == DType::Bool {
-            (if v != 0.0 { "true" } else { "false" }).to_string()
+            (if v.truthy() { "true" } else { "false" }).to_string()
         } else if c.dtype.is_integer() {
-            format!("{}", v as i64)
+            cexpr::typed_int_literal(v.as_int().unwrap_or_default(), c.dtype)
         } else {
-            cexpr::float_literal(v)
+            cexpr::float_literal(v.as_f64())
         }
     };
     if c.shape.is_empty() {
         format!(
             "[[maybe_unused]] static constexpr {ct} {name} = {};\n",
-            lit(c.values.first().copied().unwrap_or(0.0))
+            lit(c.values.first().copied().unwrap_or(ConstValue::Int(0)))
         )
     } else {
         let vals: Vec<String> = c.values.iter().map(|v| lit(*v)).collect();

@@ -1,8 +1,9 @@
 //! Tokenizer for the Python subset DaCe writes.
 //!
 //! Newlines inside brackets and after a `\` continuation are dropped (Python's
-//! implicit line joining); indentation is ignored because the subset has no
-//! compound statements.
+//! implicit line joining). Indentation becomes `Indent` / `Dedent` tokens as
+//! in Python, measured from the first line's indentation (so code indented
+//! as a whole still reads as top level).
 
 use crate::ir::expr::BinaryOp;
 
@@ -29,12 +30,21 @@ pub(crate) enum Tok<'a> {
     Int(u64),
     /// A floating-point literal.
     Float(f64),
-    /// A string literal (unsupported; kept so the parser can name it).
-    Str,
+    /// A string literal (unsupported in code; kept so the parser can name
+    /// it): its text between the quotes when it has no prefix and no escape
+    /// (`symbol('x', ...)` names a symbol with it), else empty.
+    Str(&'a str),
+    /// DaCe 2's type suffix of the numeric literal just before it (`5i64`,
+    /// `0.5f32`: a typed constant), as written.
+    Suffix(&'a str),
     /// Punctuation or an operator.
     Punct(Punct),
     /// End of a logical line.
     Newline,
+    /// The next logical line is indented deeper than the one before.
+    Indent,
+    /// One indentation level ends.
+    Dedent,
     /// End of input.
     Eof,
 }
@@ -142,9 +152,12 @@ impl std::fmt::Display for Tok<'_> {
             Tok::Name(n) => write!(f, "'{n}'"),
             Tok::Int(v) => write!(f, "'{v}'"),
             Tok::Float(v) => write!(f, "'{v:?}'"),
-            Tok::Str => f.write_str("string literal"),
+            Tok::Str(_) => f.write_str("string literal"),
+            Tok::Suffix(s) => write!(f, "type suffix '{s}'"),
             Tok::Punct(p) => write!(f, "'{}'", p.text()),
             Tok::Newline => f.write_str("end of line"),
+            Tok::Indent => f.write_str("indent"),
+            Tok::Dedent => f.write_str("dedent"),
             Tok::Eof => f.write_str("end of input"),
         }
     }
@@ -157,10 +170,53 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
     let mut toks = Vec::with_capacity(src.len() / 2 + 2);
     let (mut i, mut line, mut line_start, mut depth) = (0usize, 1usize, 0usize, 0usize);
     let err = |line: usize, col: usize, message: String| PyError { line, col, message };
+    // Indentation widths of the open blocks; the first line sets the base.
+    let mut indents: Vec<usize> = Vec::new();
     while i < b.len() {
         let c = b[i];
         let col = i - line_start + 1;
         let start = i;
+        let first_on_line = depth == 0
+            && !matches!(c, b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'#' | b'\\')
+            && matches!(
+                toks.last(),
+                None | Some(Token {
+                    kind: Tok::Newline,
+                    ..
+                })
+            );
+        if first_on_line {
+            let width = indent_width(&b[line_start..i]);
+            match indents.last().copied() {
+                None => indents.push(width),
+                Some(top) if width > top => {
+                    indents.push(width);
+                    toks.push(Token {
+                        kind: Tok::Indent,
+                        line,
+                        col,
+                    });
+                }
+                Some(top) if width < top => {
+                    while indents.last().is_some_and(|&t| t > width) {
+                        indents.pop();
+                        toks.push(Token {
+                            kind: Tok::Dedent,
+                            line,
+                            col,
+                        });
+                    }
+                    if indents.last() != Some(&width) {
+                        return Err(err(
+                            line,
+                            col,
+                            "unindent does not match any outer indentation level".into(),
+                        ));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
         let kind = match c {
             b' ' | b'\t' | b'\x0c' | b'\r' => {
                 i += 1;
@@ -171,7 +227,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                 let at_line_start = matches!(
                     toks.last(),
                     None | Some(Token {
-                        kind: Tok::Newline,
+                        kind: Tok::Newline | Tok::Dedent,
                         ..
                     })
                 );
@@ -207,13 +263,39 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                 }
                 return Err(err(line, col, "unexpected character '\\'".into()));
             }
-            b'0'..=b'9' => lex_number(b, &mut i).map_err(|m| err(line, col, m))?,
-            b'.' if i + 1 < b.len() && b[i + 1].is_ascii_digit() => {
-                lex_number(b, &mut i).map_err(|m| err(line, col, m))?
+            b'0'..=b'9' | b'.' if c != b'.' || (i + 1 < b.len() && b[i + 1].is_ascii_digit()) => {
+                let num = lex_number(b, &mut i).map_err(|m| err(line, col, m))?;
+                let s = i;
+                if let Some(len) = literal_suffix(&b[i..]) {
+                    toks.push(Token {
+                        kind: num,
+                        line,
+                        col,
+                    });
+                    i += len;
+                    Tok::Suffix(&src[s..i])
+                } else if i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    return Err(err(line, col, "invalid number literal".into()));
+                } else {
+                    num
+                }
             }
             b'\'' | b'"' => {
                 skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                Tok::Str
+                let inner = &src[start + 1..i - 1];
+                Tok::Str(if inner.contains(['\\', '\'', '"']) {
+                    ""
+                } else {
+                    inner
+                })
+            }
+            b'$' | b'?' if src[i..].starts_with("$?") || c == b'?' => {
+                return Err(err(
+                    line,
+                    col,
+                    "unsupported: DaCe's undefined symbol '?' (a size or index DaCe could not determine)"
+                        .into(),
+                ));
             }
             b'$' => {
                 i += 1;
@@ -238,7 +320,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                     && name.chars().all(|c| "rRbBfFuU".contains(c))
                 {
                     skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                    Tok::Str
+                    Tok::Str("")
                 } else {
                     Tok::Name(name)
                 }
@@ -275,12 +357,28 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
             col,
         });
     }
+    for _ in 1..indents.len() {
+        toks.push(Token {
+            kind: Tok::Dedent,
+            line,
+            col,
+        });
+    }
     toks.push(Token {
         kind: Tok::Eof,
         line,
         col,
     });
     Ok(toks)
+}
+
+/// Width of a line's leading whitespace (a tab advances to the next multiple of 8, as in Python).
+fn indent_width(ws: &[u8]) -> usize {
+    ws.iter().fold(0, |w, &c| match c {
+        b'\t' => (w / 8 + 1) * 8,
+        b' ' => w + 1,
+        _ => 0,
+    })
 }
 
 fn lex_ident(src: &str, i: &mut usize) {
@@ -334,9 +432,6 @@ fn lex_number<'a>(b: &[u8], i: &mut usize) -> Result<Tok<'a>, String> {
     if *i < b.len() && (b[*i] == b'j' || b[*i] == b'J') {
         return Err("unsupported Python construct complex literal".into());
     }
-    if *i < b.len() && (b[*i] == b'_' || b[*i].is_ascii_alphanumeric()) {
-        return Err("invalid number literal".into());
-    }
     // The text is ASCII by construction.
     let text = std::str::from_utf8(&b[start..*i]).unwrap_or("");
     let owned;
@@ -359,6 +454,22 @@ fn lex_number<'a>(b: &[u8], i: &mut usize) -> Result<Tok<'a>, String> {
             std::num::IntErrorKind::PosOverflow => format!("integer literal '{text}' out of range"),
             _ => format!("invalid integer literal '{text}'"),
         })
+}
+
+/// The length of DaCe 2's type suffix at the start of `rest` (`i64`, `f32`,
+/// ...: `dtypes.TYPECLASS_TO_LITERAL_SUFFIX`), if one is there and ends the word.
+fn literal_suffix(rest: &[u8]) -> Option<usize> {
+    const SUFFIXES: [&str; 14] = [
+        "e4m3fn", "e5m2", "bf16", "i16", "i32", "i64", "u16", "u32", "u64", "f16", "f32", "f64",
+        "i8", "u8",
+    ];
+    SUFFIXES.iter().map(|s| s.len()).find(|&n| {
+        rest.len() >= n
+            && SUFFIXES.contains(&std::str::from_utf8(&rest[..n]).unwrap_or(""))
+            && !rest
+                .get(n)
+                .is_some_and(|c| *c == b'_' || c.is_ascii_alphanumeric())
+    })
 }
 
 fn skip_string(b: &[u8], i: &mut usize) -> Result<(), String> {
@@ -487,10 +598,66 @@ mod tests {
             10 // f ( a , b ) + 1 NEWLINE EOF
         );
         let t = tokenize("a\n  b ** c").unwrap();
-        assert_eq!((t[2].line, t[2].col), (2, 3));
-        assert_eq!((t[3].line, t[3].col), (2, 5));
-        assert_eq!(t[3].kind, Tok::Punct(Punct::DStar));
-        assert_eq!(kinds("r'x'")[0], Tok::Str);
+        assert_eq!(t[2].kind, Tok::Indent);
+        assert_eq!((t[3].line, t[3].col), (2, 3));
+        assert_eq!((t[4].line, t[4].col), (2, 5));
+        assert_eq!(t[4].kind, Tok::Punct(Punct::DStar));
+        assert_eq!(kinds("r'x'")[0], Tok::Str(""));
+        assert_eq!(kinds("'x'")[0], Tok::Str("x"));
+        assert_eq!(kinds("5i64")[..2], [Tok::Int(5), Tok::Suffix("i64")]);
+        assert_eq!(kinds("0.5f32")[..2], [Tok::Float(0.5), Tok::Suffix("f32")]);
+        assert_eq!(
+            kinds("1e-3f16")[..2],
+            [Tok::Float(1e-3), Tok::Suffix("f16")]
+        );
         assert!(tokenize("a ? b").is_err());
+    }
+
+    #[test]
+    fn indentation() {
+        use Tok::*;
+        assert_eq!(
+            kinds("if a:\n    b\n    if c:\n\n\t d\ne"),
+            vec![
+                Name("if"),
+                Name("a"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("b"),
+                Newline,
+                Name("if"),
+                Name("c"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("d"),
+                Newline,
+                Dedent,
+                Dedent,
+                Name("e"),
+                Newline,
+                Eof
+            ]
+        );
+        // Code indented as a whole, and blocks open at the end.
+        assert_eq!(kinds("  a\n  b"), kinds("a\nb"));
+        assert_eq!(
+            kinds("if a:\n  b # c\n# d"),
+            vec![
+                Name("if"),
+                Name("a"),
+                Punct(super::Punct::Colon),
+                Newline,
+                Indent,
+                Name("b"),
+                Newline,
+                Dedent,
+                Eof
+            ]
+        );
+        let e = tokenize("if a:\n    b\n  c").unwrap_err();
+        assert!(e.message.contains("unindent"), "{e}");
+        assert_eq!((e.line, e.col), (3, 3));
     }
 }

@@ -4,4 +4,6 @@
 mod lexer;
 mod parser;
 
-pub use parser::{MAX_DEPTH, MAX_NESTING, PyError, parse_code, parse_expr};
+pub use parser::{
+    MAX_BLOCKS, MAX_DEPTH, MAX_NESTING, PyError, parse_code, parse_expr, parse_tasklet,
+};

@@ -64,29 +64,28 @@ pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
     }
 }
 
-/// Parses tasklet or interstate code: statements separated by newlines or `;`.
+/// Parses interstate or loop code: statements separated by newlines or `;`.
 /// Supports (augmented) assignments to names and subscripts, expression
 /// statements and `pass`; anything else is an error naming the construct.
 pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
-    let mut out = Vec::new();
-    loop {
-        while matches!(p.peek(), Tok::Newline | Tok::Punct(Punct::Semi)) {
-            p.bump();
-        }
-        if p.peek() == Tok::Eof {
-            return Ok(out);
-        }
-        p.statement(&mut out)?;
-        match p.peek() {
-            Tok::Newline | Tok::Punct(Punct::Semi) => {
-                p.bump();
-            }
-            Tok::Eof => {}
-            _ => return Err(p.unexpected()),
-        }
-    }
+    let out = p.statements_until(Tok::Eof)?;
+    Ok(out)
 }
+
+/// Parses tasklet code: what [`parse_code`] reads plus `if`/`elif`/`else`
+/// blocks and `for` loops over `range(...)`. Comparison chains keep the
+/// meaning DaCe's C++ gives them: `a < b < c` is `(a < b) < c` (DaCe
+/// prints the chain unchanged into C++).
+pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
+    let mut p = Parser::new(src)?;
+    p.tasklet = true;
+    p.statements_until(Tok::Eof)
+}
+
+/// Deepest nesting of `if`/`for` blocks in tasklet code (Python's own
+/// limit on statically nested blocks).
+pub const MAX_BLOCKS: usize = 20;
 
 /// Python keywords (not usable as names).
 const KEYWORDS: &[&str] = &[
@@ -111,6 +110,10 @@ struct Parser<'a> {
     pos: usize,
     /// Current syntactic nesting (see [`MAX_DEPTH`]).
     nesting: usize,
+    /// Tasklet code: blocks allowed, comparison chains as in C++.
+    tasklet: bool,
+    /// Open `if`/`for` blocks (see [`MAX_BLOCKS`]).
+    blocks: usize,
 }
 
 /// A parsed expression and the depth of its tree (a leaf has depth 1),
@@ -179,6 +182,8 @@ impl<'a> Parser<'a> {
             toks: tokenize(src)?,
             pos: 0,
             nesting: 0,
+            tasklet: false,
+            blocks: 0,
         })
     }
 
@@ -270,6 +275,193 @@ impl<'a> Parser<'a> {
     }
 
     // ---------------------------------------------------------------- statements
+
+    /// Statements up to `end` (`Eof`, or the `Dedent` closing a block, not consumed).
+    fn statements_until(&mut self, end: Tok<'a>) -> Result<Vec<Stmt>, PyError> {
+        let mut out = Vec::new();
+        loop {
+            while matches!(self.peek(), Tok::Newline | Tok::Punct(Punct::Semi)) {
+                self.bump();
+            }
+            match self.peek() {
+                t if t == end => return Ok(out),
+                Tok::Indent => return Err(self.err_here("unexpected indent".into())),
+                Tok::Dedent | Tok::Eof => return Err(self.unexpected()),
+                _ => {}
+            }
+            if self.compound(&mut out)? {
+                continue;
+            }
+            self.statement(&mut out)?;
+            match self.peek() {
+                Tok::Newline | Tok::Punct(Punct::Semi) => {
+                    self.bump();
+                }
+                Tok::Eof => {}
+                _ => return Err(self.unexpected()),
+            }
+        }
+    }
+
+    /// An `if` or `for` statement in tasklet code, through the end of its
+    /// blocks; false (nothing consumed) if the next statement is not one.
+    fn compound(&mut self, out: &mut Vec<Stmt>) -> Result<bool, PyError> {
+        if !self.tasklet {
+            return Ok(false);
+        }
+        match self.peek() {
+            Tok::Name("if") => {
+                let s = self.if_stmt()?;
+                out.push(s);
+                Ok(true)
+            }
+            Tok::Name("for") => {
+                let s = self.for_stmt()?;
+                out.push(s);
+                Ok(true)
+            }
+            Tok::Name(k @ ("elif" | "else")) => {
+                Err(self.err_here(format!("'{k}' without a matching 'if'")))
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// `if c: ... elif d: ... else: ...` (the `if` or `elif` is next).
+    fn if_stmt(&mut self) -> Result<Stmt, PyError> {
+        self.bump(); // if / elif
+        let cond = self.expr()?.expr;
+        let then = self.suite()?;
+        let otherwise = match self.peek() {
+            Tok::Name("elif") => vec![self.if_stmt()?],
+            Tok::Name("else") => {
+                self.bump();
+                self.suite()?
+            }
+            _ => Vec::new(),
+        };
+        Ok(Stmt::If {
+            cond,
+            then,
+            otherwise,
+        })
+    }
+
+    /// `for i in range(...): ...` (the `for` is next).
+    fn for_stmt(&mut self) -> Result<Stmt, PyError> {
+        let at = self.bump();
+        let var = match (self.peek(), self.peek_at(1)) {
+            (Tok::Name(n), Tok::Name("in")) if !KEYWORDS.contains(&n) => n.to_string(),
+            _ => {
+                return Err(Self::err_at(
+                    &at,
+                    "unsupported Python construct 'for' with a target other than one name".into(),
+                ));
+            }
+        };
+        self.bump();
+        self.bump();
+        let it = self.toks[self.pos];
+        if !(self.peek() == Tok::Name("range") && self.peek_at(1) == Tok::Punct(Punct::LParen)) {
+            return Err(Self::err_at(
+                &it,
+                "unsupported Python construct 'for' over something other than range(...)".into(),
+            ));
+        }
+        self.bump();
+        self.bump();
+        let mut args = Vec::new();
+        while !self.eat(Punct::RParen) {
+            if let (Tok::Name(k), Tok::Punct(Punct::Assign)) = (self.peek(), self.peek_at(1)) {
+                return Err(self.construct(&format!("keyword argument '{k}='")));
+            }
+            args.push(self.expr()?.expr);
+            if !self.eat(Punct::Comma) {
+                self.expect(Punct::RParen)?;
+                break;
+            }
+        }
+        let (start, stop, step) = match args.len() {
+            1 => (Expr::Int(0), args.remove(0), Expr::Int(1)),
+            2 => {
+                let stop = args.remove(1);
+                (args.remove(0), stop, Expr::Int(1))
+            }
+            3 => {
+                let step = args.remove(2);
+                let stop = args.remove(1);
+                (args.remove(0), stop, step)
+            }
+            n => {
+                return Err(Self::err_at(
+                    &it,
+                    format!("function 'range' takes 1 to 3 arguments, got {n}"),
+                ));
+            }
+        };
+        if matches!(step, Expr::Int(0)) {
+            return Err(Self::err_at(&it, "range() step must not be zero".into()));
+        }
+        let body = self.suite()?;
+        if self.is_kw("else") {
+            return Err(self.construct("'for ... else'"));
+        }
+        Ok(Stmt::For {
+            var,
+            start,
+            stop,
+            step,
+            body,
+        })
+    }
+
+    /// `: block` after an `if`/`elif`/`else`/`for` header: an indented block,
+    /// or simple statements on the same line.
+    fn suite(&mut self) -> Result<Vec<Stmt>, PyError> {
+        self.expect(Punct::Colon)?;
+        if self.blocks >= MAX_BLOCKS {
+            return Err(self.err_here(format!(
+                "blocks nested deeper than {MAX_BLOCKS} levels (Python's limit)"
+            )));
+        }
+        self.blocks += 1;
+        let r = self.suite_body();
+        self.blocks -= 1;
+        r
+    }
+
+    fn suite_body(&mut self) -> Result<Vec<Stmt>, PyError> {
+        if self.peek() != Tok::Newline {
+            let mut out = Vec::new();
+            loop {
+                if let Tok::Name(k @ ("if" | "for")) = self.peek() {
+                    return Err(self.err_here(format!(
+                        "'{k}' statement on the line of the block it is nested in"
+                    )));
+                }
+                self.statement(&mut out)?;
+                if self.eat(Punct::Semi) && !matches!(self.peek(), Tok::Newline | Tok::Eof) {
+                    continue;
+                }
+                match self.peek() {
+                    Tok::Newline => {
+                        self.bump();
+                        return Ok(out);
+                    }
+                    Tok::Eof => return Ok(out),
+                    _ => return Err(self.unexpected()),
+                }
+            }
+        }
+        self.bump();
+        if self.peek() != Tok::Indent {
+            return Err(self.err_here("expected an indented block".into()));
+        }
+        self.bump();
+        let out = self.statements_until(Tok::Dedent)?;
+        self.bump();
+        Ok(out)
+    }
 
     fn statement(&mut self, out: &mut Vec<Stmt>) -> Result<(), PyError> {
         if let Tok::Name(n) = self.peek() {
@@ -416,12 +608,16 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// Comparisons; chains `a < b < c` become `(a < b) and (b < c)`.
+    /// Comparisons; chains `a < b < c` become `(a < b) and (b < c)`
+    /// (tasklet code: C++'s reading, see [`Self::c_comparison`]).
     fn comparison(&mut self) -> Result<Tree, PyError> {
         let mut left = self.binary(0)?;
         let Some(mut op) = self.cmp_op()? else {
             return Ok(left);
         };
+        if self.tasklet {
+            return self.c_comparison(left, op);
+        }
         let mut acc: Option<Tree> = None;
         loop {
             self.bump();
@@ -441,6 +637,40 @@ impl<'a> Parser<'a> {
                     left = right;
                 }
                 None => return Ok(acc.expect("one comparison was made")),
+            }
+        }
+    }
+
+    /// A comparison chain read as C++ reads it: relational operators bind
+    /// tighter than `==`/`!=`, both left to right (`a == b < c` is
+    /// `a == (b < c)`, `a < b < c` is `(a < b) < c`).
+    fn c_comparison(&mut self, first: Tree, first_op: BinaryOp) -> Result<Tree, PyError> {
+        let relational = |op: BinaryOp| !matches!(op, BinaryOp::Eq | BinaryOp::Ne);
+        // Equality operands, each a left-folded relational chain.
+        let mut eq_acc: Option<(Tree, BinaryOp)> = None;
+        let mut rel = first;
+        let mut op = first_op;
+        loop {
+            self.bump();
+            let right = self.binary(0)?;
+            if relational(op) {
+                rel = self.located(bin(op, rel, right))?;
+            } else {
+                let left = match eq_acc.take() {
+                    None => rel,
+                    Some((acc, eq)) => self.located(bin(eq, acc, rel))?,
+                };
+                eq_acc = Some((left, op));
+                rel = right;
+            }
+            match self.cmp_op()? {
+                Some(n) => op = n,
+                None => {
+                    return match eq_acc {
+                        None => Ok(rel),
+                        Some((acc, eq)) => self.located(bin(eq, acc, rel)),
+                    };
+                }
             }
         }
     }
@@ -571,15 +801,9 @@ impl<'a> Parser<'a> {
     fn atom(&mut self) -> Result<Tree, PyError> {
         let t = self.toks[self.pos];
         match t.kind {
-            Tok::Int(v) => {
-                self.bump();
-                i64::try_from(v)
-                    .map(|v| Tree::leaf(Expr::Int(v)))
-                    .map_err(|_| Self::err_at(&t, format!("integer literal '{v}' out of range")))
-            }
-            Tok::Float(v) => {
-                self.bump();
-                Ok(Tree::leaf(Expr::Float(v)))
+            Tok::Int(_) | Tok::Float(_) => {
+                let lit = self.literal()?;
+                self.typed(lit)
             }
             Tok::Name(n) => self.name(n),
             Tok::Punct(Punct::LParen) => {
@@ -597,13 +821,54 @@ impl<'a> Parser<'a> {
                 self.expect(Punct::RParen)?;
                 Ok(e)
             }
-            Tok::Str => Err(self.construct("string literal")),
+            Tok::Str(_) => Err(self.construct("string literal")),
+            Tok::Suffix(_) => Err(self.unexpected()),
             Tok::Punct(Punct::LBracket) => Err(self.construct("list literal")),
             Tok::Punct(Punct::LBrace) => Err(self.construct("dict/set literal")),
             Tok::Punct(Punct::Star) => Err(self.construct("'*' unpacking")),
             Tok::Punct(Punct::DStar) => Err(self.construct("'**' unpacking")),
             _ => Err(self.unexpected()),
         }
+    }
+
+    /// A numeric literal.
+    fn literal(&mut self) -> Result<Expr, PyError> {
+        let t = self.bump();
+        match t.kind {
+            Tok::Int(v) => i64::try_from(v)
+                .map(Expr::Int)
+                .map_err(|_| Self::err_at(&t, format!("integer literal '{v}' out of range"))),
+            Tok::Float(v) => Ok(Expr::Float(v)),
+            _ => Err(Self::err_at(&t, "expected a number".into())),
+        }
+    }
+
+    /// `lit` with DaCe 2's type suffix, if one follows (`5i64` is
+    /// `dace.int64(5)`, `0.5f32` is `dace.float32(0.5)`).
+    fn typed(&mut self, lit: Expr) -> Result<Tree, PyError> {
+        let Tok::Suffix(s) = self.peek() else {
+            return Ok(Tree::leaf(lit));
+        };
+        let t = self.bump();
+        let dtype = match s {
+            "i8" => DType::Int8,
+            "i16" => DType::Int16,
+            "i32" => DType::Int32,
+            "i64" => DType::Int64,
+            "u8" => DType::UInt8,
+            "u16" => DType::UInt16,
+            "u32" => DType::UInt32,
+            "u64" => DType::UInt64,
+            "f32" => DType::Float32,
+            "f64" => DType::Float64,
+            other => {
+                return Err(Self::err_at(
+                    &t,
+                    format!("unsupported typed constant of type '{other}'"),
+                ));
+            }
+        };
+        Ok(Tree::leaf(Expr::Call(Func::Cast(dtype), vec![lit])))
     }
 
     /// A (possibly dotted) name: constant, symbol, or the callee of a call.
@@ -652,6 +917,28 @@ impl<'a> Parser<'a> {
             dotted = true;
         }
         if self.is_punct(Punct::LParen) {
+            if self.tasklet
+                && matches!(
+                    path.as_str(),
+                    "math.asin"
+                        | "math.acos"
+                        | "math.atan"
+                        | "dace.math.asin"
+                        | "dace.math.acos"
+                        | "dace.math.atan"
+                )
+            {
+                // DaCe prints `dace::math::asin(x)`, which its runtime only
+                // defines for its typeless pi: the double converts to a
+                // multiple of pi and the result is not asin(x).
+                return Err(Self::err_at(
+                    &t,
+                    format!(
+                        "unsupported function '{path}' (DaCe's generated code computes a \
+                         wrong value for it; use '{last}' without the module prefix)"
+                    ),
+                ));
+            }
             return self.call(&t, last);
         }
         Ok(Tree::leaf(match last {
@@ -665,6 +952,9 @@ impl<'a> Parser<'a> {
     }
 
     fn call(&mut self, at: &Token<'a>, name: &str) -> Result<Tree, PyError> {
+        if name == "symbol" || name == "Symbol" {
+            return self.symbol_call(at);
+        }
         self.bump(); // (
         let mut args = Vec::new();
         loop {
@@ -674,23 +964,6 @@ impl<'a> Parser<'a> {
             match (self.peek(), self.peek_at(1)) {
                 (Tok::Punct(Punct::Star), _) => return Err(self.construct("'*args'")),
                 (Tok::Punct(Punct::DStar), _) => return Err(self.construct("'**kwargs'")),
-                (Tok::Name("dtype"), Tok::Punct(Punct::Assign)) if name == "symbol" => {
-                    // `symbol(N, dtype=dace.int64)`: DaCe's typed symbol; the type is not needed here.
-                    self.bump();
-                    self.bump();
-                    // Skip the type (`dace.int64`).
-                    while !matches!(
-                        self.peek(),
-                        Tok::Punct(Punct::Comma) | Tok::Punct(Punct::RParen) | Tok::Eof
-                    ) {
-                        self.bump();
-                    }
-                    if !self.eat(Punct::Comma) {
-                        self.expect(Punct::RParen)?;
-                        break;
-                    }
-                    continue;
-                }
                 (Tok::Name(k), Tok::Punct(Punct::Assign)) => {
                     return Err(self.construct(&format!("keyword argument '{k}='")));
                 }
@@ -705,17 +978,53 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        if name == "symbol" && args.len() == 1 {
-            return match args.pop().map(|t| t.expr) {
-                Some(Expr::Sym(s)) => Ok(Tree::leaf(Expr::Sym(s))),
-                _ => Err(Self::err_at(
-                    at,
-                    "symbol(...) must name a symbol".to_string(),
-                )),
-            };
-        }
         resolve_call(name, args).map_err(|m| Self::err_at(at, m))
     }
+
+    /// A symbol as DaCe and sympy spell it with its type and assumptions:
+    /// `symbol($N, dtype=dace.int64, nonnegative=True)` (DaCe 2),
+    /// `symbol(N, dtype=dace.int64)`, `symbol('x', integer=True)` (gt4py),
+    /// `Symbol('x', positive=True)` (sympy's `srepr`). Only the name matters
+    /// here (the SDFG declares the type); the other arguments are skipped.
+    fn symbol_call(&mut self, at: &Token<'a>) -> Result<Tree, PyError> {
+        self.bump(); // (
+        let first = self.bump();
+        let name = match first.kind {
+            Tok::Name(n) if !KEYWORDS.contains(&n) => n,
+            Tok::Str(s) if is_identifier(s) => s,
+            _ => {
+                return Err(Self::err_at(
+                    at,
+                    "symbol(...) must name a symbol".to_string(),
+                ));
+            }
+        };
+        // Skip the type and the assumptions up to the matching ')'.
+        let mut depth = 0usize;
+        loop {
+            match self.bump().kind {
+                Tok::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                Tok::Punct(Punct::RParen) if depth == 0 => break,
+                Tok::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    depth = depth.saturating_sub(1)
+                }
+                Tok::Eof | Tok::Newline => {
+                    return Err(Self::err_at(at, "unclosed symbol(...)".to_string()));
+                }
+                _ => {}
+            }
+        }
+        Ok(Tree::leaf(Expr::Sym(name.to_string())))
+    }
+}
+
+/// A Python identifier (ASCII).
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && s.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && !KEYWORDS.contains(&s)
 }
 
 fn aug_op(p: Punct) -> Option<BinaryOp> {
@@ -766,17 +1075,26 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         }
     };
     let func = match name {
-        "Min" | "min" => {
+        "Min" => {
             at_least(2)?;
             return fold(args, |a, b| Expr::Call(Func::Min, vec![a, b]));
         }
-        "Max" | "max" => {
+        "Max" => {
             at_least(2)?;
             return fold(args, |a, b| Expr::Call(Func::Max, vec![a, b]));
         }
-        "And" | "Or" => {
+        // DaCe's variadic min/max compare the first argument with the
+        // min/max of the rest: fold from the right.
+        "min" | "max" => {
+            at_least(2)?;
+            let f = if name == "min" { Func::Min } else { Func::Max };
+            let mut rev = args;
+            rev.reverse();
+            return fold(rev, |acc, a| Expr::Call(f, vec![a, acc]));
+        }
+        "And" | "Or" | "AND" | "OR" => {
             at_least(1)?;
-            let op = if name == "And" {
+            let op = if name.eq_ignore_ascii_case("and") {
                 BinaryOp::And
             } else {
                 BinaryOp::Or
@@ -788,16 +1106,53 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
             let a = args.into_iter().next().expect("arity checked");
             return unary(UnaryOp::Not, a);
         }
-        "Mod" | "Eq" | "Ne" | "Lt" | "Le" | "Gt" | "Ge" => {
+        "BitwiseNot" | "bitwise_invert" | "__bitwise_invert" => {
+            arity(1)?;
+            let a = args.into_iter().next().expect("arity checked");
+            return unary(UnaryOp::BitNot, a);
+        }
+        // DaCe's `IfExpr(cond, a, b)`: `a if cond else b`.
+        "IfExpr" => {
+            arity(3)?;
+            let depth = depth_over(&args);
+            let mut it = exprs(args).into_iter();
+            let (c, a, b) = (it.next(), it.next(), it.next());
+            return node(depth, || {
+                Expr::Ternary(
+                    Box::new(c.expect("arity checked")),
+                    Box::new(a.expect("arity checked")),
+                    Box::new(b.expect("arity checked")),
+                )
+            });
+        }
+        // DaCe 2's `SymExpr(exact, approximation)`: the exact expression.
+        "SymExpr" => {
             arity(2)?;
-            let op = match name {
+            return Ok(args.into_iter().next().expect("arity checked"));
+        }
+        // DaCe's sympy functions for operators (`dace/symbolic.py`): comparisons,
+        // bitwise operators (`BitwiseAnd`, `bitwise_and`, `__bitwise_and`, ...),
+        // shifts, integer power.
+        "Mod" | "Eq" | "Ne" | "Lt" | "Le" | "Gt" | "Ge" | "GtE" | "LtE" | "NotEq"
+        | "BitwiseAnd" | "bitwise_and" | "__bitwise_and" | "BitwiseOr" | "bitwise_or"
+        | "__bitwise_or" | "BitwiseXor" | "bitwise_xor" | "__bitwise_xor" | "LeftShift"
+        | "left_shift" | "__left_shift" | "RightShift" | "right_shift" | "__right_shift"
+        | "ipow" => {
+            arity(2)?;
+            let op = match name.trim_start_matches("__") {
                 "Mod" => BinaryOp::Mod,
                 "Eq" => BinaryOp::Eq,
-                "Ne" => BinaryOp::Ne,
+                "Ne" | "NotEq" => BinaryOp::Ne,
                 "Lt" => BinaryOp::Lt,
-                "Le" => BinaryOp::Le,
+                "Le" | "LtE" => BinaryOp::Le,
                 "Gt" => BinaryOp::Gt,
-                _ => BinaryOp::Ge,
+                "Ge" | "GtE" => BinaryOp::Ge,
+                "BitwiseAnd" | "bitwise_and" => BinaryOp::BitAnd,
+                "BitwiseOr" | "bitwise_or" => BinaryOp::BitOr,
+                "BitwiseXor" | "bitwise_xor" => BinaryOp::BitXor,
+                "LeftShift" | "left_shift" => BinaryOp::Shl,
+                "RightShift" | "right_shift" => BinaryOp::Shr,
+                _ => BinaryOp::Pow,
             };
             let mut it = args.into_iter();
             let (a, b) = (it.next(), it.next());
@@ -806,7 +1161,7 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "Abs" | "abs" | "fabs" => Func::Abs,
         "floor" => Func::Floor,
         "ceiling" | "ceil" => Func::Ceil,
-        "int_floor" => Func::IntFloor,
+        "int_floor" | "__int_floor" => Func::IntFloor,
         "int_ceil" => Func::IntCeil,
         "sqrt" => Func::Sqrt,
         "exp" => Func::Exp,
@@ -826,10 +1181,41 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "tanh" => Func::Tanh,
         "isnan" => Func::IsNan,
         "isinf" => Func::IsInf,
+        "isfinite" => Func::IsFinite,
+        "signbit" => Func::SignBit,
+        "ifloor" => Func::IFloor,
+        "sign" => Func::Sign,
+        "reciprocal" => Func::Reciprocal,
+        "cbrt" => Func::Cbrt,
+        "tgamma" => Func::Tgamma,
+        "lgamma" => Func::Lgamma,
+        "erf" => Func::Erf,
+        "erfc" => Func::Erfc,
+        "expm1" => Func::Expm1,
+        "log1p" => Func::Log1p,
+        "exp2" => Func::Exp2,
+        "asinh" => Func::Asinh,
+        "acosh" => Func::Acosh,
+        "atanh" => Func::Atanh,
+        "trunc" => Func::Trunc,
+        "round" => Func::Round,
+        "hypot" => Func::Hypot,
+        "fmin" => Func::Fmin,
+        "fmax" => Func::Fmax,
+        "remainder" => Func::Remainder,
         "copysign" => Func::CopySign,
         "fmod" => Func::Fmod,
         "int" | "int_" => Func::Cast(DType::Int64),
         "float" | "double" | "float_" => Func::Cast(DType::Float64),
+        // C++ type names DaCe 2 prints casts with (`dtypes.CTYPE_TO_TYPECLASS`).
+        "int8_t" | "char" => Func::Cast(DType::Int8),
+        "int16_t" | "short" => Func::Cast(DType::Int16),
+        "int32_t" => Func::Cast(DType::Int32),
+        "int64_t" => Func::Cast(DType::Int64),
+        "uint8_t" => Func::Cast(DType::UInt8),
+        "uint16_t" => Func::Cast(DType::UInt16),
+        "uint32_t" | "uint" => Func::Cast(DType::UInt32),
+        "uint64_t" => Func::Cast(DType::UInt64),
         _ => match DType::from_dace_name(name) {
             Some(t) => Func::Cast(t),
             None => return Err(format!("unknown function '{name}'")),
@@ -842,6 +1228,10 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         | Func::Atan2
         | Func::CopySign
         | Func::Fmod
+        | Func::Hypot
+        | Func::Fmin
+        | Func::Fmax
+        | Func::Remainder
         | Func::CMod => 2,
         _ => 1,
     };
@@ -1261,6 +1651,248 @@ mod tests {
         assert!(parse_expr("").is_err());
     }
 
+    fn tcode(src: &str) -> Vec<Stmt> {
+        parse_tasklet(src).unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    #[test]
+    fn tasklet_blocks() {
+        let v = tcode(
+            "t = x * 2.0\nif x > 0.5:\n    t += 1.0\nelif x < -0.5:\n    t -= 1.0\nelse:\n    pass\ny = t",
+        );
+        assert_eq!(v.len(), 3);
+        let Stmt::If {
+            cond,
+            then,
+            otherwise,
+        } = &v[1]
+        else {
+            panic!("{v:?}")
+        };
+        assert_eq!(*cond, b(BinaryOp::Gt, s("x"), Expr::Float(0.5)));
+        assert_eq!(then.len(), 1);
+        let [
+            Stmt::If {
+                then: t2,
+                otherwise: o2,
+                ..
+            },
+        ] = otherwise.as_slice()
+        else {
+            panic!("{otherwise:?}")
+        };
+        assert_eq!(t2.len(), 1);
+        assert!(o2.is_empty(), "'pass' is no statement");
+        // range with 1, 2 and 3 arguments; nested blocks; one-line suites.
+        let v = tcode(
+            "for j in range(3):\n  for k in range(1, n):\n    c += j * k\nfor j in range(10, 0, -2): c -= j\nif a: b = 1; c = 2\nelse: pass",
+        );
+        assert_eq!(v.len(), 3);
+        let Stmt::For {
+            var,
+            start,
+            stop,
+            step,
+            body,
+        } = &v[0]
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (var.as_str(), start, stop, step),
+            ("j", &Expr::Int(0), &Expr::Int(3), &Expr::Int(1))
+        );
+        assert!(
+            matches!(&body[0], Stmt::For { start: Expr::Int(1), stop: Expr::Sym(n), .. } if n == "n")
+        );
+        assert!(matches!(&v[1], Stmt::For { step: Expr::Int(-2), body, .. } if body.len() == 1));
+        assert!(
+            matches!(&v[2], Stmt::If { then, otherwise, .. } if then.len() == 2 && otherwise.is_empty())
+        );
+        assert_eq!(crate::ir::expr::all_stmts(&v).len(), 8);
+        // Code indented as a whole.
+        assert_eq!(tcode("  a = 1\n  if a:\n    b = 2").len(), 2);
+    }
+
+    #[test]
+    fn tasklet_comparison_chains_read_as_cpp() {
+        let c = |src: &str| match &tcode(src)[0] {
+            Stmt::Expr(e) => e.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (x, y, z) = (s("x"), s("y"), s("z"));
+        assert_eq!(
+            c("x < y < z"),
+            b(
+                BinaryOp::Lt,
+                b(BinaryOp::Lt, x.clone(), y.clone()),
+                z.clone()
+            )
+        );
+        assert_eq!(
+            c("x == y < z"),
+            b(
+                BinaryOp::Eq,
+                x.clone(),
+                b(BinaryOp::Lt, y.clone(), z.clone())
+            )
+        );
+        assert_eq!(
+            c("x < y == z != x"),
+            b(
+                BinaryOp::Ne,
+                b(
+                    BinaryOp::Eq,
+                    b(BinaryOp::Lt, x.clone(), y.clone()),
+                    z.clone()
+                ),
+                x.clone()
+            )
+        );
+        // Interstate code keeps Python's reading.
+        assert_eq!(
+            code("x < y < z"),
+            vec![Stmt::Expr(b(
+                BinaryOp::And,
+                b(BinaryOp::Lt, x.clone(), y.clone()),
+                b(BinaryOp::Lt, y, z)
+            ))]
+        );
+    }
+
+    #[test]
+    fn tasklet_functions() {
+        for f in [
+            "cbrt",
+            "tgamma",
+            "lgamma",
+            "erf",
+            "erfc",
+            "expm1",
+            "log1p",
+            "exp2",
+            "asinh",
+            "acosh",
+            "atanh",
+            "trunc",
+            "round",
+            "isfinite",
+            "signbit",
+            "ifloor",
+            "sign",
+            "reciprocal",
+        ] {
+            for pre in ["", "math.", "dace.math.", "np."] {
+                let src = format!("y = {pre}{f}(x)");
+                assert!(
+                    matches!(&tcode(&src)[0], Stmt::Assign { value: Expr::Call(_, a), .. } if a.len() == 1),
+                    "{src}"
+                );
+            }
+        }
+        for f in ["hypot", "fmin", "fmax", "remainder"] {
+            assert!(
+                matches!(&tcode(&format!("y = {f}(x, z)"))[0], Stmt::Assign { value: Expr::Call(_, a), .. } if a.len() == 2)
+            );
+        }
+        // Python min/max fold from the right (DaCe's variadic templates).
+        assert_eq!(
+            p("min(a, b, c)"),
+            call(
+                Func::Min,
+                vec![s("a"), call(Func::Min, vec![s("b"), s("c")])]
+            )
+        );
+        assert_eq!(
+            p("max(a, b, c)"),
+            call(
+                Func::Max,
+                vec![s("a"), call(Func::Max, vec![s("b"), s("c")])]
+            )
+        );
+    }
+
+    #[test]
+    fn tasklet_errors_name_the_construct() {
+        let cases = [
+            ("while x:\n  pass", "'while' statement", 1),
+            (
+                "for i in x:\n  pass",
+                "'for' over something other than range(...)",
+                1,
+            ),
+            (
+                "for i, j in range(3):\n  pass",
+                "'for' with a target other than one name",
+                1,
+            ),
+            (
+                "for i in range(3):\n  pass\nelse:\n  pass",
+                "'for ... else'",
+                3,
+            ),
+            (
+                "for i in range():\n  pass",
+                "takes 1 to 3 arguments, got 0",
+                1,
+            ),
+            (
+                "for i in range(1, 2, 3, 4):\n  pass",
+                "takes 1 to 3 arguments, got 4",
+                1,
+            ),
+            (
+                "for i in range(0, 5, 0):\n  pass",
+                "step must not be zero",
+                1,
+            ),
+            (
+                "for i in range(n, step=2):\n  pass",
+                "keyword argument 'step='",
+                1,
+            ),
+            ("x = 1\nif x:\n  break", "'break' statement", 3),
+            ("if x:\n  continue", "'continue' statement", 2),
+            ("if x:\n  return 1", "'return' statement", 2),
+            ("if x:\ny = 1", "expected an indented block", 2),
+            ("x = 1\n  y = 2", "unexpected indent", 2),
+            ("if x:\n    y = 1\n  z = 2", "unindent does not match", 3),
+            ("else:\n  y = 1", "'else' without a matching 'if'", 1),
+            ("elif x:\n  y = 1", "'elif' without a matching 'if'", 1),
+            ("if x: if y: z = 1", "'if' statement on the line", 1),
+            ("if x:\n  y = 1\n  with a: pass", "'with' statement", 3),
+            ("y = 1j", "complex literal", 1),
+            ("y = x in z", "'in' operator", 1),
+            ("y = [i for i in range(3)]", "list literal", 1),
+            ("y = gamma(x)", "unknown function 'gamma'", 1),
+            ("y = math.asin(x)", "unsupported function 'math.asin'", 1),
+            (
+                "y = dace.math.atan(x)",
+                "unsupported function 'dace.math.atan'",
+                1,
+            ),
+        ];
+        for (src, msg, line) in cases {
+            let e = match parse_tasklet(src) {
+                Ok(v) => panic!("{src} parsed: {v:?}"),
+                Err(e) => e,
+            };
+            assert!(e.message.contains(msg), "{src}: got '{}'", e.message);
+            assert_eq!(e.line, line, "{src}: {e}");
+        }
+        // Blocks nest up to Python's limit.
+        let deep = |n: usize| {
+            (0..n)
+                .map(|k| format!("{}if x:\n", " ".repeat(k)))
+                .collect::<String>()
+                + &" ".repeat(n)
+                + "y = 1"
+        };
+        assert!(parse_tasklet(&deep(MAX_BLOCKS)).is_ok());
+        let e = parse_tasklet(&deep(MAX_BLOCKS + 1)).unwrap_err();
+        assert!(e.message.contains("blocks nested deeper"), "{e}");
+    }
+
     // ------------------------------------------------------------ resource limits
 
     /// `prefix * n + core + suffix * n`.
@@ -1412,5 +2044,113 @@ mod tests {
             }
         }
         max
+    }
+
+    /// Every spelling of a symbol DaCe and gt4py write: `$N` (DaCe 2),
+    /// `symbol(...)` with a dtype and any sympy assumption, quoted names
+    /// (gt4py, sympy's `srepr`).
+    #[test]
+    fn symbols_in_every_spelling() {
+        for src in [
+            "N",
+            "$N",
+            "symbol(N, dtype=dace.int64)",
+            "symbol($N, dtype=dace.int64)",
+            "symbol($N, nonnegative=True)",
+            "symbol($N, dtype=dace.uint32, integer=True, nonnegative=True)",
+            "symbol('N', integer=True, nonnegative=True)",
+            "symbol(\"N\", dtype=dace.int32)",
+            "symbol(N, positive=True, real=True)",
+            "Symbol('N', integer=True)",
+        ] {
+            assert_eq!(p(src), s("N"), "{src}");
+        }
+        assert_eq!(
+            p("symbol('x', integer=True) + 1"),
+            b(BinaryOp::Add, s("x"), Expr::Int(1))
+        );
+        for bad in ["symbol(5)", "symbol('a b')", "symbol('x', integer=True"] {
+            assert!(parse_expr(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// DaCe 2's typed constants: literal suffixes and casts by DaCe or C++ name.
+    #[test]
+    fn typed_constants_in_every_spelling() {
+        let cast = |t: DType, e: Expr| call(Func::Cast(t), vec![e]);
+        for (src, want) in [
+            ("5i64", cast(DType::Int64, Expr::Int(5))),
+            ("5i32", cast(DType::Int32, Expr::Int(5))),
+            ("3i16", cast(DType::Int16, Expr::Int(3))),
+            ("3i8", cast(DType::Int8, Expr::Int(3))),
+            ("200u8", cast(DType::UInt8, Expr::Int(200))),
+            ("7u16", cast(DType::UInt16, Expr::Int(7))),
+            ("7u32", cast(DType::UInt32, Expr::Int(7))),
+            ("7u64", cast(DType::UInt64, Expr::Int(7))),
+            ("0.5f32", cast(DType::Float32, Expr::Float(0.5))),
+            ("7f64", cast(DType::Float64, Expr::Int(7))),
+            ("1e-3f64", cast(DType::Float64, Expr::Float(1e-3))),
+            ("dace.int64(5)", cast(DType::Int64, Expr::Int(5))),
+            ("dace.float32(x)", cast(DType::Float32, s("x"))),
+            ("int64_t(x)", cast(DType::Int64, s("x"))),
+            ("uint8_t(x)", cast(DType::UInt8, s("x"))),
+            ("int16_t(x)", cast(DType::Int16, s("x"))),
+            ("double(x)", cast(DType::Float64, s("x"))),
+        ] {
+            assert_eq!(p(src), want, "{src}");
+        }
+        assert_eq!(
+            p("N - 1i64"),
+            b(BinaryOp::Sub, s("N"), cast(DType::Int64, Expr::Int(1)))
+        );
+        for (bad, msg) in [
+            ("1.0bf16", "typed constant of type 'bf16'"),
+            ("1.0f16", "typed constant of type 'f16'"),
+            ("(1.0 + 2.0j)c64", "complex literal"),
+            ("5i65", "invalid number literal"),
+        ] {
+            let e = parse_expr(bad).unwrap_err().to_string();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+    }
+
+    /// DaCe's sympy functions for operators and expressions.
+    #[test]
+    fn dace_sympy_functions() {
+        for (src, want) in [
+            ("IfExpr(a > 0, a, c)", p("a if a > 0 else c")),
+            ("AND(a, c)", p("a and c")),
+            ("OR(a, c)", p("a or c")),
+            ("GtE(a, c)", p("a >= c")),
+            ("LtE(a, c)", p("a <= c")),
+            ("NotEq(a, c)", p("a != c")),
+            ("BitwiseAnd(a, c)", p("a & c")),
+            ("bitwise_and(a, c)", p("a & c")),
+            ("__bitwise_and(a, c)", p("a & c")),
+            ("BitwiseOr(a, c)", p("a | c")),
+            ("bitwise_or(a, c)", p("a | c")),
+            ("__bitwise_or(a, c)", p("a | c")),
+            ("BitwiseXor(a, c)", p("a ^ c")),
+            ("bitwise_xor(a, c)", p("a ^ c")),
+            ("__bitwise_xor(a, c)", p("a ^ c")),
+            ("BitwiseNot(a)", p("~a")),
+            ("bitwise_invert(a)", p("~a")),
+            ("__bitwise_invert(a)", p("~a")),
+            ("LeftShift(a, 2)", p("a << 2")),
+            ("left_shift(a, 2)", p("a << 2")),
+            ("__left_shift(a, 2)", p("a << 2")),
+            ("RightShift(a, 2)", p("a >> 2")),
+            ("right_shift(a, 2)", p("a >> 2")),
+            ("__right_shift(a, 2)", p("a >> 2")),
+            ("ipow(a, 3)", p("a ** 3")),
+            ("__int_floor(a, 2)", p("int_floor(a, 2)")),
+            ("SymExpr(N + 1, N + 2)", p("N + 1")),
+        ] {
+            assert_eq!(p(src), want, "{src}");
+        }
+        for bad in ["$?", "?", "N + $?"] {
+            let e = parse_expr(bad).unwrap_err().to_string();
+            assert!(e.contains("undefined symbol '?'"), "{bad}: {e}");
+        }
     }
 }

@@ -1,0 +1,225 @@
+//! The expansion leaves no library node, keeps the dataflow well formed,
+//! and puts the work of every node in parallel maps (GPU kernels where the
+//! data lives on the device), never in one thread whose loop grows with the
+//! input.
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn load(case: &str) -> Sdfg {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/corpus")
+        .join(case)
+        .join("program.sdfg");
+    crate::driver::load_valid(&p).expect("fixture loads")
+}
+
+fn states(r: &Region, out: &mut Vec<State>) {
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => {
+                for n in &st.nodes {
+                    if let NodeKind::Nested(ns) = &n.kind {
+                        states(&ns.sdfg.body, out);
+                    }
+                }
+                out.push(st.clone());
+            }
+            BlockKind::Region(inner) => states(inner, out),
+            BlockKind::Conditional(brs) => brs.iter().for_each(|(_, b)| states(b, out)),
+            _ => {}
+        }
+    }
+}
+
+fn all_states(sdfg: &Sdfg) -> Vec<State> {
+    let mut out = Vec::new();
+    states(&sdfg.body, &mut out);
+    out
+}
+
+/// Every library fixture: no library node is left, every edge and scope
+/// points to a node, map entries and exits are paired, and the dataflow is
+/// acyclic.
+#[test]
+fn every_library_fixture_expands_to_plain_dataflow() {
+    for case in [
+        "libnode_dot",
+        "libnode_gemv",
+        "libnode_gemm",
+        "libnode_ger_axpy",
+        "libnode_transpose",
+        "libnode_reduce_ops",
+        "matmul_libnode",
+        "reduce_libnode",
+        "softmax",
+        "atax",
+    ] {
+        let mut sdfg = load(case);
+        let before = all_states(&sdfg)
+            .iter()
+            .flat_map(|s| s.nodes.iter())
+            .filter(|n| matches!(n.kind, NodeKind::Library(_)))
+            .count();
+        assert!(before > 0, "{case} has library nodes");
+        expand(&mut sdfg).unwrap_or_else(|e| panic!("{case}: {e}"));
+        for st in all_states(&sdfg) {
+            let n = st.nodes.len() as u32;
+            for node in &st.nodes {
+                assert!(!matches!(node.kind, NodeKind::Library(_)), "{case}");
+                if let Some(s) = node.scope {
+                    assert!(
+                        matches!(st.nodes[s.index()].kind, NodeKind::MapEntry(_)),
+                        "{case}"
+                    );
+                }
+            }
+            for (i, node) in st.nodes.iter().enumerate() {
+                if let NodeKind::MapEntry(m) = &node.kind {
+                    assert!(
+                        matches!(st.nodes[m.exit.index()].kind,
+                            NodeKind::MapExit { entry } if entry.index() == i),
+                        "{case}"
+                    );
+                }
+            }
+            for e in &st.edges {
+                assert!(e.src.0 < n && e.dst.0 < n, "{case}");
+            }
+            assert!(st.topological_order().is_some(), "{case}");
+        }
+    }
+}
+
+/// Moves every container to GPU memory (as `apply_gpu_transformations` does).
+fn on_gpu(sdfg: &mut Sdfg) {
+    for d in sdfg.arrays.values_mut() {
+        d.storage = Storage::GpuGlobal;
+    }
+}
+
+fn maps(sdfg: &Sdfg) -> Vec<(MapEntry, Option<NodeId>)> {
+    all_states(sdfg)
+        .into_iter()
+        .flat_map(|st| {
+            st.nodes
+                .into_iter()
+                .filter_map(|n| match n.kind {
+                    NodeKind::MapEntry(m) => Some((m, n.scope)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// On GPU data, a top-level node's work is a parallel map over its output
+/// (a kernel); reductions to one value are parallel maps that combine
+/// atomically; only reductions inside such a map are sequential.
+#[test]
+fn on_gpu_data_the_work_is_in_parallel_maps() {
+    for case in ["libnode_gemm", "libnode_gemv", "libnode_reduce_ops"] {
+        let mut sdfg = load(case);
+        on_gpu(&mut sdfg);
+        expand(&mut sdfg).unwrap();
+        for (m, scope) in maps(&sdfg) {
+            if scope.is_none() {
+                assert_eq!(m.schedule, Schedule::GpuDevice, "{case}: {}", m.label);
+            } else {
+                assert_eq!(m.schedule, Schedule::Sequential, "{case}: {}", m.label);
+            }
+        }
+    }
+    // A dot product of GPU vectors: one parallel map with write-conflict resolution.
+    let mut sdfg = load("libnode_dot");
+    on_gpu(&mut sdfg);
+    expand(&mut sdfg).unwrap();
+    let top: Vec<_> = maps(&sdfg)
+        .into_iter()
+        .filter(|(m, s)| s.is_none() && m.label.contains("reduce"))
+        .collect();
+    assert!(top.len() >= 3, "{top:?}");
+    assert!(top.iter().all(|(m, _)| m.schedule == Schedule::GpuDevice));
+}
+
+/// On the CPU the output loops are parallel maps and the reductions inside
+/// them sequential, in a register.
+#[test]
+fn on_the_cpu_reductions_run_in_registers() {
+    let mut sdfg = load("libnode_gemm");
+    expand(&mut sdfg).unwrap();
+    let accs: Vec<&String> = sdfg
+        .arrays
+        .iter()
+        .filter(|(_, d)| d.storage == Storage::Register && d.kind == DataKind::Scalar)
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(accs.len(), 3, "{accs:?}");
+    for (m, scope) in maps(&sdfg) {
+        let want = if scope.is_none() {
+            Schedule::Default
+        } else {
+            Schedule::Sequential
+        };
+        assert_eq!(m.schedule, want, "{}", m.label);
+    }
+}
+
+#[test]
+fn identities_fit_the_output_type() {
+    use super::build::identity_value;
+    let lowest = identity_value(&Expr::Float(-1.7976931348623157e308), DType::Int32);
+    assert_eq!(lowest, Expr::Int(i32::MIN as i64));
+    let highest = identity_value(&Expr::Float(f64::INFINITY), DType::UInt8);
+    assert_eq!(highest, Expr::Int(255));
+    assert_eq!(
+        identity_value(&Expr::Float(0.0), DType::Int64),
+        Expr::Int(0)
+    );
+    assert_eq!(
+        identity_value(&Expr::Float(-3.4e38), DType::Float32),
+        Expr::Float(-3.4e38)
+    );
+    // i64::MIN is written so that C++ reads it without overflow.
+    assert_eq!(
+        identity_value(&Expr::Float(-1e300), DType::Int64),
+        Expr::bin(BinaryOp::Sub, Expr::Int(-i64::MAX), Expr::Int(1))
+    );
+}
+
+/// What is not implemented is refused by name, at the node: a batched
+/// (3-D) matrix product.
+#[test]
+fn a_batched_matmul_is_refused_at_the_node() {
+    let mut sdfg = load("matmul_libnode");
+    let a = sdfg.arrays.get_mut("A").unwrap();
+    a.shape.insert(0, Expr::Int(2));
+    a.strides.insert(0, Expr::sym("M * K"));
+    a.offset.insert(0, Expr::Int(0));
+    fn widen(r: &mut Region) {
+        for b in &mut r.blocks {
+            if let BlockKind::State(st) = &mut b.kind {
+                for e in &mut st.edges {
+                    if e.memlet.data.as_deref() == Some("A")
+                        && let Some(s) = &mut e.memlet.subset
+                    {
+                        s.insert(
+                            0,
+                            RangeDim {
+                                start: Expr::Int(0),
+                                end: Expr::Int(1),
+                                step: Expr::Int(1),
+                                tile: Expr::Int(1),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+    widen(&mut sdfg.body);
+    let err = expand(&mut sdfg).unwrap_err().to_string();
+    assert!(err.contains("MatMul of 3-D by 2-D operands"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+}
