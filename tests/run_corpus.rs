@@ -12,6 +12,7 @@ use std::process::Command;
 use common::corpus::{assert_all_passed, cpu_variants, run_parallel};
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Layout, Mode, Target};
+use sdfgc::passes::Memory;
 
 /// (mode, workspace layout) combinations every case runs in.
 const MODES: [(Option<Mode>, Layout); 5] = [
@@ -79,7 +80,16 @@ fn run_one(
             err.lines().take(12).collect::<Vec<_>>().join("\n")
         ));
     }
-    let no_alloc = matches!(mode, Some(Mode::External) | Some(Mode::Persistent));
+    // External and persistent modes allocate nothing during the call, except
+    // the transients sized by a symbol the program assigns while it runs (a
+    // loop variable): those can only be allocated where it has its value.
+    let no_heap_modes = matches!(mode, Some(Mode::External) | Some(Mode::Persistent));
+    let in_call = if no_heap_modes {
+        in_call_heap(&dir.join(variant), &opts)?
+    } else {
+        false
+    };
+    let no_alloc = no_heap_modes && !in_call;
     let run = RunOptions {
         variant: variant.to_string(),
         poison: true,
@@ -100,6 +110,28 @@ fn run_one(
         ));
     }
     Ok(())
+}
+
+/// True if the program's plan allocates some transient on the heap during the
+/// call (in external and persistent modes); Err if such a transient is not
+/// one whose size depends on a symbol the program assigns.
+fn in_call_heap(path: &Path, opts: &CompileOptions) -> Result<bool, String> {
+    let sdfg = sdfgc::driver::load_valid(path).map_err(|e| e.to_string())?;
+    let program = sdfgc::passes::prepare(sdfg, opts).map_err(|e| e.to_string())?;
+    let plan = &program.alloc;
+    let mut any = false;
+    for (key, t) in &plan.transients {
+        if matches!(t.memory, Memory::Heap | Memory::Pool) {
+            if !plan.sized_in_call.contains(key) {
+                return Err(format!(
+                    "transient '{}' (SDFG {}) is on the heap in {:?} mode although its size is known at init",
+                    key.1, key.0, opts.mode
+                ));
+            }
+            any = true;
+        }
+    }
+    Ok(any)
 }
 
 #[test]

@@ -9,10 +9,11 @@ use indexmap::IndexMap;
 
 use crate::diag::{Error, ErrorKind, Result};
 use crate::driver::{CompileOptions, Mode, Target};
-use crate::ir::simplify::{free_symbols, simplify, substitute};
+use crate::ir::simplify::{eval_int, free_symbols, simplify, substitute};
 use crate::ir::*;
 use crate::passes::abi::Abi;
 use crate::passes::bounds::{bound_over_loops, loop_ranges};
+use crate::passes::span;
 
 /// Where the bytes of a transient come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +47,10 @@ pub enum AllocScope {
     State(String),
     /// The body of one map (state JSON pointer, map entry).
     Map(String, NodeId),
+    /// From the start of one block to the end of another block of the same
+    /// region (JSON pointers), every time they run: a transient sized by a
+    /// symbol the program assigns (see [`crate::passes::span`]).
+    Blocks(String, String),
 }
 
 /// Plan for one transient.
@@ -113,6 +118,15 @@ pub struct AllocPlan {
     /// Transients per (SDFG id, allocation scope), so that writers do not
     /// scan every transient at every state and map.
     pub by_scope: std::collections::HashMap<(u32, AllocScope), Vec<String>>,
+    /// Transients of [`AllocScope::Blocks`] by (SDFG id, first block's JSON pointer).
+    pub block_starts: std::collections::HashMap<(u32, String), Vec<String>>,
+    /// Transients of [`AllocScope::Blocks`] by (SDFG id, last block's JSON pointer).
+    pub block_ends: std::collections::HashMap<(u32, String), Vec<String>>,
+    /// Transients whose size depends on a symbol the program assigns while it
+    /// runs (an interstate edge, a loop variable): no memory mode can place
+    /// them at init or in the workspace, so they are allocated during the
+    /// call, where that symbol has its value, in every mode.
+    pub sized_in_call: BTreeSet<(u32, String)>,
 }
 
 impl AllocPlan {
@@ -130,6 +144,22 @@ impl AllocPlan {
     pub fn in_scope(&self, sdfg: u32, scope: AllocScope) -> &[String] {
         self.by_scope
             .get(&(sdfg, scope))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The transients of `sdfg` allocated at the start of the block at `path`.
+    pub fn starting_at(&self, sdfg: u32, path: &str) -> &[String] {
+        self.block_starts
+            .get(&(sdfg, path.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The transients of `sdfg` freed at the end of the block at `path`.
+    pub fn ending_at(&self, sdfg: u32, path: &str) -> &[String] {
+        self.block_ends
+            .get(&(sdfg, path.to_string()))
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
@@ -160,6 +190,16 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
             .entry((*id, t.scope.clone()))
             .or_default()
             .push(name.clone());
+        if let AllocScope::Blocks(first, last) = &t.scope {
+            p.block_starts
+                .entry((*id, first.clone()))
+                .or_default()
+                .push(name.clone());
+            p.block_ends
+                .entry((*id, last.clone()))
+                .or_default()
+                .push(name.clone());
+        }
     }
     Ok(p)
 }
@@ -182,8 +222,41 @@ enum Site {
     Function,
 }
 
-/// The use site of every container used by the SDFG.
-type Uses = BTreeMap<String, Site>;
+/// The uses of every container of an SDFG, seen two ways.
+#[derive(Default)]
+struct Uses {
+    /// Folded into one site per container (the scope of an ordinary transient).
+    sites: BTreeMap<String, Site>,
+    /// The blocks (JSON pointers) that use each container, interstate code
+    /// counting as a use of the blocks on both sides of its edge (or of its
+    /// loop or conditional block): what [`span::block_span`] needs for a
+    /// transient sized during the call.
+    blocks: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Uses {
+    /// Records a use of `name` in state `st` (at `path`) at map scope `scope`.
+    fn in_state(&mut self, st: &State, path: &str, name: &str, scope: Option<NodeId>) {
+        add_use(&mut self.sites, st, path, name, scope);
+        self.blocks
+            .entry(name.to_string())
+            .or_default()
+            .insert(path.to_string());
+    }
+
+    /// Records the names read or written by interstate code run between or
+    /// around the blocks `around`: in DaCe, such a container lives in the
+    /// whole function.
+    fn interstate(&mut self, e: &Expr, around: &[&str]) {
+        e.visit_names(&mut |n| self.interstate_name(n, around));
+    }
+
+    fn interstate_name(&mut self, name: &str, around: &[&str]) {
+        self.sites.insert(name.to_string(), Site::Function);
+        let blocks = self.blocks.entry(name.to_string()).or_default();
+        blocks.extend(around.iter().map(|b| b.to_string()));
+    }
+}
 
 /// The innermost map scope that contains both `a` and `b` (None: the state).
 fn common_scope(st: &State, a: Option<NodeId>, b: Option<NodeId>) -> Option<NodeId> {
@@ -203,12 +276,18 @@ fn common_scope(st: &State, a: Option<NodeId>, b: Option<NodeId>) -> Option<Node
     ca.into_iter().find(|s| cb.contains(s))
 }
 
-/// Records one use of `name` in state `path` at map scope `scope`.
-fn add_use(uses: &mut Uses, st: &State, path: &str, name: &str, scope: Option<NodeId>) {
+/// Folds one use of `name` in state `path` at map scope `scope` into its site.
+fn add_use(
+    sites: &mut BTreeMap<String, Site>,
+    st: &State,
+    path: &str,
+    name: &str,
+    scope: Option<NodeId>,
+) {
     let in_gpu = in_gpu_scope(st, scope);
-    match uses.get_mut(name) {
+    match sites.get_mut(name) {
         None => {
-            uses.insert(
+            sites.insert(
                 name.to_string(),
                 Site::State {
                     path: path.to_string(),
@@ -254,46 +333,14 @@ fn collect_uses(
     wcr: &mut BTreeSet<String>,
     setzero: &mut BTreeSet<String>,
 ) {
-    // Containers read by interstate code (edge conditions and assignments,
-    // loop and branch conditions) live in the whole function, as in DaCe.
-    let interstate = |e: &Expr, uses: &mut Uses| {
-        e.visit_names(&mut |n| {
-            uses.insert(n.to_string(), Site::Function);
-        })
-    };
     for e in &r.edges {
-        interstate(&e.condition, uses);
+        let around = [
+            r.blocks[e.src.index()].path.as_str(),
+            r.blocks[e.dst.index()].path.as_str(),
+        ];
+        uses.interstate(&e.condition, &around);
         for (_, v) in &e.assignments {
-            interstate(v, uses);
-        }
-    }
-    if let RegionKind::Loop(l) = &r.kind {
-        interstate(&l.condition, uses);
-        for s in l.init.iter().chain(&l.update) {
-            match s {
-                Stmt::Assign { target, value, .. } => {
-                    interstate(value, uses);
-                    match target {
-                        crate::ir::expr::Target::Name(n) => {
-                            uses.insert(n.clone(), Site::Function);
-                        }
-                        crate::ir::expr::Target::Index(n, ix) => {
-                            uses.insert(n.clone(), Site::Function);
-                            ix.iter().for_each(|x| interstate(x, uses));
-                        }
-                    }
-                }
-                Stmt::Expr(x) => interstate(x, uses),
-                // Blocks exist in tasklet code only; walk them all the same.
-                Stmt::If { .. } | Stmt::For { .. } => {
-                    for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
-                        .into_iter()
-                        .flat_map(Stmt::own_exprs)
-                    {
-                        interstate(x, uses);
-                    }
-                }
-            }
+            uses.interstate(v, &around);
         }
     }
     for b in &r.blocks {
@@ -301,7 +348,7 @@ fn collect_uses(
             BlockKind::State(st) => {
                 for n in &st.nodes {
                     if let NodeKind::Access(a) = &n.kind {
-                        add_use(uses, st, &b.path, &a.data, n.scope);
+                        uses.in_state(st, &b.path, &a.data, n.scope);
                         if a.setzero {
                             setzero.insert(a.data.clone());
                         }
@@ -317,21 +364,56 @@ fn collect_uses(
                     // it in the scope of the two nodes.
                     let (src, dst) = (&st.nodes[e.src.index()], &st.nodes[e.dst.index()]);
                     if is_code(src) && is_code(dst) {
-                        add_use(uses, st, &b.path, d, src.scope);
-                        add_use(uses, st, &b.path, d, dst.scope);
+                        uses.in_state(st, &b.path, d, src.scope);
+                        uses.in_state(st, &b.path, d, dst.scope);
                     }
                 }
             }
-            BlockKind::Region(inner) => collect_uses(inner, uses, wcr, setzero),
+            BlockKind::Region(inner) => {
+                if let RegionKind::Loop(l) = &inner.kind {
+                    loop_uses(l, &b.path, uses);
+                }
+                collect_uses(inner, uses, wcr, setzero)
+            }
             BlockKind::Conditional(brs) => {
                 for (cond, body) in brs {
                     if let Some(c) = cond {
-                        interstate(c, uses);
+                        uses.interstate(c, &[&b.path]);
                     }
                     collect_uses(body, uses, wcr, setzero);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Records the names a loop's condition, init and update statements read or
+/// assign, as interstate uses of the loop block at `path`.
+fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
+    uses.interstate(&l.condition, &[path]);
+    for s in l.init.iter().chain(&l.update) {
+        match s {
+            Stmt::Assign { target, value, .. } => {
+                uses.interstate(value, &[path]);
+                match target {
+                    crate::ir::expr::Target::Name(n) => uses.interstate_name(n, &[path]),
+                    crate::ir::expr::Target::Index(n, ix) => {
+                        uses.interstate_name(n, &[path]);
+                        ix.iter().for_each(|x| uses.interstate(x, &[path]));
+                    }
+                }
+            }
+            Stmt::Expr(x) => uses.interstate(x, &[path]),
+            // Blocks exist in tasklet code only; walk them all the same.
+            Stmt::If { .. } | Stmt::For { .. } => {
+                for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
+                    .into_iter()
+                    .flat_map(Stmt::own_exprs)
+                {
+                    uses.interstate(x, &[path]);
+                }
+            }
         }
     }
 }
@@ -376,7 +458,7 @@ fn touches_gpu_map(r: &Region, name: &str) -> bool {
 }
 
 fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
-    let mut uses = Uses::new();
+    let mut uses = Uses::default();
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
     collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
@@ -401,27 +483,37 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             p.device.insert((sdfg.id, name.clone()));
         }
     }
+    let mut assigned = BTreeSet::new();
+    span::assigned_symbols(&sdfg.body, &mut assigned);
+    let mut chains = None;
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| d.transient) {
         // A transient the program never uses is not allocated (as in DaCe,
         // whose allocation follows access nodes): its size may name symbols
         // that are not passed to this SDFG at all.
-        if !uses.contains_key(name) {
+        if !uses.sites.contains_key(name) {
             continue;
         }
         // On the stack in a map body (as the writer declares them there).
         let small = d.kind == DataKind::Scalar
-            || crate::ir::simplify::eval_int(&d.total_size, &mut |_| None)
-                .is_some_and(|n| n > 0 && n <= 4096);
+            || eval_int(&d.total_size, &mut |_| None).is_some_and(|n| n > 0 && n <= 4096);
         let stack = small || d.storage == Storage::Register;
-        let scope = scope_of(uses.get(name), |path, entry, one_scope, any_in_gpu| {
-            let Some(st) = find_state(&sdfg.body, path) else {
-                return false;
-            };
-            let in_gpu = in_gpu_scope(st, Some(entry));
-            // A heap array used in different maps below a sequential one stays
-            // at state level (one allocation, no thread shares it).
-            (!any_in_gpu || in_gpu) && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
-        });
+        let mut scope = scope_of(
+            uses.sites.get(name),
+            |path, entry, one_scope, any_in_gpu| {
+                let Some(st) = find_state(&sdfg.body, path) else {
+                    return false;
+                };
+                let in_gpu = in_gpu_scope(st, Some(entry));
+                // A heap array used in different maps below a sequential one stays
+                // at state level (one allocation, no thread shares it).
+                (!any_in_gpu || in_gpu)
+                    && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
+            },
+        );
+        let size_syms: BTreeSet<String> = free_symbols(&d.total_size)
+            .into_iter()
+            .filter(|s| assigned.contains(s))
+            .collect();
         let zero = wcr.contains(name) || setzero.contains(name);
         if d.storage == Storage::GpuShared
             && (cx.in_kernel || !matches!(scope, AllocScope::Map(..)))
@@ -549,6 +641,25 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 (m, _) => m,
             }
         };
+        // Sized by a symbol the program assigns, and not bounded over counted
+        // loops into a workspace slot or persistent buffer: allocated during
+        // the call, in every mode.
+        let in_call = d.kind != DataKind::View && !size_syms.is_empty() && top_size.is_none();
+        if in_call {
+            p.sized_in_call.insert((sdfg.id, name.clone()));
+        }
+        // Such a transient used in several blocks lives from the block that
+        // dominates its uses to the one that post-dominates them, not from
+        // function entry (where its size has no value).
+        let value = d.kind == DataKind::Scalar || eval_int(&d.total_size, &mut |_| None) == Some(1);
+        if in_call
+            && scope == AllocScope::Function
+            && (matches!(memory, Memory::Heap | Memory::Pool)
+                || (memory == Memory::Local && !value))
+        {
+            let chains = chains.get_or_insert_with(|| span::BlockChains::new(&sdfg.body));
+            scope = blocks_scope(chains, uses.blocks.get(name), &size_syms, name, d)?;
+        }
         let slotted = matches!(memory, Memory::Persistent | Memory::External { .. });
         let top_elements = slotted.then_some(top_size).flatten();
         p.transients.insert(
@@ -681,6 +792,30 @@ fn in_top_symbols(
         .then_some(mapped)
 }
 
+/// The [`AllocScope::Blocks`] of a transient `name` sized by `size_syms`
+/// (symbols the program assigns) and used in `blocks` (see
+/// [`span::block_span`]); refused by name where no sound span exists.
+fn blocks_scope(
+    chains: &span::BlockChains,
+    blocks: Option<&BTreeSet<String>>,
+    size_syms: &BTreeSet<String>,
+    name: &str,
+    d: &DataDesc,
+) -> Result<AllocScope> {
+    let blocks: Vec<&str> = blocks.into_iter().flatten().map(String::as_str).collect();
+    let s = span::block_span(chains, &blocks, size_syms).map_err(|why| {
+        let syms: Vec<&str> = size_syms.iter().map(String::as_str).collect();
+        Error::unsupported(
+            &d.path,
+            format!(
+                "transient '{name}' is sized by '{}', which the program assigns, and is used in several blocks, but {why}",
+                syms.join("', '")
+            ),
+        )
+    })?;
+    Ok(AllocScope::Blocks(s.first, s.last))
+}
+
 /// The allocation scope of a container from its use site. A map scope is
 /// kept where `keep_map(state path, map entry, one scope, any use in a
 /// kernel)` says so (never where it would move a kernel's data to the host).
@@ -719,4 +854,96 @@ fn in_parallel_map(st: &State, entry: NodeId) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(rel: &str) -> Sdfg {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+        crate::front::load_file(&p).unwrap()
+    }
+
+    fn plan_in(sdfg: &Sdfg, mode: Option<Mode>) -> Result<AllocPlan> {
+        let opts = CompileOptions {
+            mode,
+            ..CompileOptions::new(Target::Cpp)
+        };
+        plan(sdfg, &crate::passes::abi::compute(sdfg), &opts)
+    }
+
+    fn label_of(sdfg: &Sdfg, path: &str) -> String {
+        sdfg.body
+            .blocks
+            .iter()
+            .find(|b| b.path == path)
+            .map(|b| b.label.clone())
+            .unwrap()
+    }
+
+    #[test]
+    fn loop_sized_transient_lives_from_dominator_to_post_dominator_in_every_mode() {
+        // T has shape [k], k the loop variable; used in `fill`, `double` (a
+        // conditional state) and `use`.
+        let sdfg = load("fixtures/corpus/loop_sized_transient/program.sdfg");
+        for mode in [
+            None,
+            Some(Mode::Scoped),
+            Some(Mode::Persistent),
+            Some(Mode::External),
+        ] {
+            let p = plan_in(&sdfg, mode).unwrap();
+            let t = p.get(0, "T").unwrap();
+            assert_eq!(t.memory, Memory::Heap, "{mode:?}");
+            let AllocScope::Blocks(first, last) = &t.scope else {
+                panic!("{mode:?}: {:?}", t.scope);
+            };
+            assert_eq!(label_of(&sdfg, first), "fill");
+            assert_eq!(label_of(&sdfg, last), "use");
+            assert!(p.sized_in_call.contains(&(0, "T".to_string())));
+            assert_eq!(p.starting_at(0, first), ["T".to_string()]);
+            assert_eq!(p.ending_at(0, last), ["T".to_string()]);
+            assert!(p.external.is_empty(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn size_symbol_assigned_between_uses_is_refused() {
+        let mut sdfg = load("fixtures/corpus/loop_sized_transient/program.sdfg");
+        let fill = sdfg
+            .body
+            .blocks
+            .iter()
+            .position(|b| b.label == "fill")
+            .unwrap();
+        for e in sdfg.body.edges.iter_mut() {
+            if e.src.index() == fill {
+                e.assignments.push(("k".into(), Expr::sym("k")));
+            }
+        }
+        let err = plan_in(&sdfg, None).unwrap_err().to_string();
+        assert!(err.contains("'T'") && err.contains("assigns 'k'"), "{err}");
+    }
+
+    #[test]
+    fn value_between_two_tasklets_lives_in_their_map() {
+        // cavity_flow's auto-optimized maps pass values from tasklet to
+        // tasklet (no access node): one per iteration, not one shared by all
+        // threads at function scope.
+        let sdfg = load("fixtures/npbench/cavity_flow/program.autoopt.sdfg");
+        let p = plan_in(&sdfg, None).unwrap();
+        let t = p.get(0, "__s12_n3__out_n4IN___tmp3").unwrap();
+        assert!(matches!(t.scope, AllocScope::Map(..)), "{:?}", t.scope);
+        assert_eq!(t.memory, Memory::Local);
+    }
+
+    #[test]
+    fn init_sized_transient_used_in_several_states_stays_at_function_scope() {
+        // cavity_flow's `pn` (shape [ny, nx], used in and out of the loops).
+        let sdfg = load("fixtures/npbench/cavity_flow/program.sdfg");
+        let p = plan_in(&sdfg, Some(Mode::Scoped)).unwrap();
+        assert_eq!(p.get(0, "pn").unwrap().scope, AllocScope::Function);
+        assert!(p.sized_in_call.is_empty());
+    }
 }

@@ -9,6 +9,7 @@ pub mod expand;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
+pub mod span;
 pub mod structure;
 
 use crate::diag::Result;

@@ -415,7 +415,7 @@ impl FnWriter<'_> {
             let Some(dst) = data_of(st, e.dst).map(str::to_string) else {
                 continue;
             };
-            if e.memlet.is_empty() || src == dst {
+            if e.memlet.is_empty() || (src == dst && self.identity_copy(&e.memlet, &src)) {
                 continue;
             }
             let is_view_edge =
@@ -441,6 +441,20 @@ impl FnWriter<'_> {
             self.copy_op(ctx, id, e, &src, &dst)?;
         }
         Ok(())
+    }
+
+    /// True if a copy edge between two access nodes of `data` moves every
+    /// element onto itself (source and destination subsets are the same), so
+    /// it only orders the two nodes. A copy between different parts of one
+    /// container (`A[:, 0] = A[:, 1]`) is a real copy.
+    fn identity_copy(&self, m: &Memlet, data: &str) -> bool {
+        let (ss, ds) = self.copy_subsets(m, data, data);
+        ss.len() == ds.len()
+            && ss.iter().zip(&ds).all(|(a, b)| {
+                simplify(&a.start) == simplify(&b.start)
+                    && simplify(&a.end) == simplify(&b.end)
+                    && simplify(&a.step) == simplify(&b.step)
+            })
     }
 
     fn is_defining_view_edge(&self, ctx: &StateCtx, e: &DataEdge, src: &str, dst: &str) -> bool {

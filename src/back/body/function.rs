@@ -325,7 +325,7 @@ impl<'a> FnWriter<'a> {
 
     fn declare_symbols(&mut self) {
         let mut assigned = BTreeSet::new();
-        collect_assigned(&self.sdfg.body, &mut assigned);
+        crate::passes::span::assigned_symbols(&self.sdfg.body, &mut assigned);
         let params = self.sym_params.clone();
         for name in assigned {
             if params.contains(&name) || self.sdfg.arrays.contains_key(&name) {
@@ -533,7 +533,34 @@ impl<'a> FnWriter<'a> {
         self.sym(&sum.unwrap_or(Expr::Int(0)))
     }
 
+    /// Writes one block, with the allocations that start before it and the
+    /// frees that end after it ([`AllocScope::Blocks`]).
     fn block(&mut self, b: &Block) -> Result<()> {
+        let p = self.p;
+        let id = self.sdfg.id;
+        for name in p.alloc.starting_at(id, &b.path) {
+            let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
+                continue;
+            };
+            let (alloc, _) = self.alloc_free(name, d, &plan.memory);
+            self.out.line(alloc);
+            if plan.zero {
+                let z = self.zero_stmt(name, d);
+                self.out.line(z);
+            }
+        }
+        self.block_body(b)?;
+        for name in p.alloc.ending_at(id, &b.path) {
+            let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
+                continue;
+            };
+            let (_, free) = self.alloc_free(name, d, &plan.memory);
+            self.out.line(free);
+        }
+        Ok(())
+    }
+
+    fn block_body(&mut self, b: &Block) -> Result<()> {
         match &b.kind {
             BlockKind::State(st) => self.state(st, b),
             BlockKind::Region(r) => match &r.kind {
@@ -651,37 +678,6 @@ pub fn member_name(sdfg_id: u32, name: &str) -> String {
 
 fn is_true(e: &Expr) -> bool {
     matches!(e, Expr::Bool(true)) || matches!(e, Expr::Int(v) if *v != 0)
-}
-
-fn collect_assigned(r: &Region, out: &mut BTreeSet<String>) {
-    if let RegionKind::Loop(l) = &r.kind {
-        if let Some(v) = &l.variable {
-            out.insert(v.clone());
-        }
-        for s in l.init.iter().chain(&l.update) {
-            if let Stmt::Assign {
-                target: Target::Name(n),
-                ..
-            } = s
-            {
-                out.insert(n.clone());
-            }
-        }
-    }
-    for e in &r.edges {
-        for (k, _) in &e.assignments {
-            out.insert(k.clone());
-        }
-    }
-    for b in &r.blocks {
-        match &b.kind {
-            BlockKind::Region(inner) => collect_assigned(inner, out),
-            BlockKind::Conditional(brs) => {
-                brs.iter().for_each(|(_, body)| collect_assigned(body, out))
-            }
-            _ => {}
-        }
-    }
 }
 
 fn contains_while(items: &[Structured]) -> bool {

@@ -503,11 +503,21 @@ impl FnWriter<'_> {
                 syms.insert(n.to_string());
             });
         }
-        let mut params = vec![
-            format!("{} * __restrict__ {dst}", dd.dtype.ctype()),
-            format!("const {} * __restrict__ {src}", sd.dtype.ctype()),
-        ];
-        let mut args = vec![dst.to_string(), src.to_string()];
+        // A copy within one container (`A[:, 0] = A[:, 1]`) passes it once.
+        let (mut params, mut args) = if src == dst {
+            (
+                vec![format!("{} * {dst}", dd.dtype.ctype())],
+                vec![dst.to_string()],
+            )
+        } else {
+            (
+                vec![
+                    format!("{} * __restrict__ {dst}", dd.dtype.ctype()),
+                    format!("const {} * __restrict__ {src}", sd.dtype.ctype()),
+                ],
+                vec![dst.to_string(), src.to_string()],
+            )
+        };
         for n in syms {
             if let Some(t) = self.local_symbols.get(&n).copied().or_else(|| {
                 self.sym_params
