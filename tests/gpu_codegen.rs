@@ -17,7 +17,11 @@ fn gpu_files() -> Vec<PathBuf> {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();
             if p.is_dir() {
-                stack.push(p);
+                // NPBench's GPU variants (DaCe's offloading, cuBLAS calls) are
+                // not compiled yet: their CPU variants run in run_corpus.rs.
+                if !p.ends_with("fixtures/npbench") {
+                    stack.push(p);
+                }
             } else if name.ends_with(".sdfg")
                 && (name.contains("gpu") || name == "hip.sdfg")
                 && !name.contains("static")
