@@ -1491,6 +1491,35 @@ impl Reader {
                 alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
                 beta: opt("beta")?.unwrap_or(Expr::Int(0)),
             },
+            "ReduceWithSkipValues" => {
+                let required = |k: &str| -> Result<Expr> {
+                    opt(k)?.ok_or_else(|| {
+                        Error::unsupported(
+                            ptr(&ap, k),
+                            format!("ReduceWithSkipValues without '{k}'"),
+                        )
+                    })
+                };
+                let conn = |k: &str| -> Result<String> {
+                    member(attrs, k)
+                        .and_then(Json::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            Error::format(ptr(&ap, k), format!("'{k}' must be a string"))
+                        })
+                };
+                let w = a.wcr.as_deref().ok_or_else(|| {
+                    Error::unsupported(ptr(&ap, "wcr"), "ReduceWithSkipValues without 'wcr'")
+                })?;
+                LibraryKind::ReduceWithSkipValues {
+                    wcr: parse_wcr(w, &ptr(&ap, "wcr"))?,
+                    identity: required("identity")?,
+                    init: required("init")?,
+                    input_conn: conn("input_conn")?,
+                    output_conn: conn("output_conn")?,
+                    mask_conn: conn("mask_conn")?,
+                }
+            }
             _ => {
                 return Err(Error::unsupported(
                     ptr(path, "classpath"),

@@ -456,6 +456,22 @@ pub enum LibraryKind {
         /// Scale of the previous output.
         beta: Expr,
     },
+    /// gt4py's `ReduceWithSkipValues`: `output = fold(wcr, init, [mask[k] !=
+    /// -1 ? input[k] : identity for k < max_neighbors])`, one output element.
+    ReduceWithSkipValues {
+        /// The reduction lambda.
+        wcr: Wcr,
+        /// Value taken for a skipped neighbor.
+        identity: Expr,
+        /// Initial value of the output.
+        init: Expr,
+        /// Connector of the neighbor values.
+        input_conn: String,
+        /// Connector of the output element.
+        output_conn: String,
+        /// Connector of the neighbor table row (skip value -1).
+        mask_conn: String,
+    },
 }
 
 /// A library node.

@@ -283,6 +283,11 @@ impl Collector {
                         }
                     }
                 }
+                // gt4py's expansion iterates over the mask's constant
+                // neighbor extent; the strides it reads are those of the
+                // containers it accesses.
+                NodeKind::Library(l)
+                    if matches!(l.kind, LibraryKind::ReduceWithSkipValues { .. }) => {}
                 NodeKind::Library(_) => {
                     // The expansion iterates over the adjacent containers' shapes.
                     for e in st

@@ -35,6 +35,37 @@ pub(crate) struct StateCtx<'s> {
     pub children: Vec<Vec<NodeId>>,
 }
 
+/// The edge that defines view node `id` and the container it views: the
+/// edge with connector "views" on the view side, else the first edge
+/// between the view and another container (an access node, or the memlet's
+/// container through a map entry or exit).
+fn view_source(st: &State, adj: &Adjacency, id: NodeId, view: &str) -> Option<(usize, String)> {
+    let viewed_by = |e: &DataEdge| -> Option<String> {
+        let other = if e.dst == id { e.src } else { e.dst };
+        match &st.nodes[other.index()].kind {
+            NodeKind::Access(a) => Some(a.data.clone()),
+            NodeKind::MapEntry(_) | NodeKind::MapExit { .. } => {
+                e.memlet.data.clone().filter(|m| m != view)
+            }
+            _ => None,
+        }
+    };
+    let candidates: Vec<(usize, String)> = adj.ins[id.index()]
+        .iter()
+        .chain(&adj.outs[id.index()])
+        .filter_map(|&i| viewed_by(&st.edges[i]).map(|v| (i, v)))
+        .collect();
+    candidates
+        .iter()
+        .find(|(i, _)| {
+            let e = &st.edges[*i];
+            (e.dst == id && e.dst_conn.as_deref() == Some("views"))
+                || (e.src == id && e.src_conn.as_deref() == Some("views"))
+        })
+        .or(candidates.first())
+        .cloned()
+}
+
 fn data_of(st: &State, id: NodeId) -> Option<&str> {
     match &st.nodes[id.index()].kind {
         NodeKind::Access(a) => Some(&a.data),
@@ -125,72 +156,79 @@ impl FnWriter<'_> {
         Ok(frees)
     }
 
-    /// Declares the pointer of each view used in the state.
+    /// Declares the pointer of each view used at the top of the state (views
+    /// inside a map are declared where the map's body is written).
     fn declare_views(&mut self, ctx: &StateCtx) -> Result<()> {
         let st = ctx.st;
         let mut declared = BTreeSet::new();
         for id in topological_order(st, ctx.path, "")? {
-            let Some(view) = data_of(st, id) else {
-                continue;
-            };
-            let Some(d) = self.sdfg.arrays.get(view) else {
-                continue;
-            };
-            if d.kind != DataKind::View || declared.contains(view) {
-                continue;
+            if st.nodes[id.index()].scope.is_none() {
+                self.declare_view(ctx, id, &mut declared)?;
             }
-            // The edge that defines the view: connector "views" on the view side,
-            // else the only edge between the view and another access node.
-            let candidates: Vec<&DataEdge> = ctx.adj.ins[id.index()]
-                .iter()
-                .chain(&ctx.adj.outs[id.index()])
-                .map(|&i| &st.edges[i])
-                .filter(|e| {
-                    let other = if e.dst == id { e.src } else { e.dst };
-                    data_of(st, other).is_some()
-                })
-                .collect();
-            let edge = candidates
-                .iter()
-                .find(|e| {
-                    (e.dst == id && e.dst_conn.as_deref() == Some("views"))
-                        || (e.src == id && e.src_conn.as_deref() == Some("views"))
-                })
-                .or(candidates.first())
-                .ok_or_else(|| {
-                    Error::unsupported(
-                        &st.nodes[id.index()].path,
-                        format!("view '{view}' is not connected to the data it views"),
-                    )
-                })?;
-            let other = if edge.dst == id { edge.src } else { edge.dst };
-            let viewed = data_of(st, other).unwrap_or_default().to_string();
-            let vd = &self.sdfg.arrays[&viewed];
-            // The subset on the viewed container.
-            let sub = if edge.memlet.data.as_deref() == Some(viewed.as_str()) {
-                edge.memlet.subset.clone()
-            } else {
-                edge.memlet.other_subset.clone()
-            };
-            let start: Vec<Expr> = match sub {
-                Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
-                _ => vec![Expr::Int(0); vd.rank()],
-            };
-            let base = match self.access.get(&viewed) {
-                Some(Access::Value(v)) => format!("&{v}"),
-                _ => format!("&{}", self.element(&viewed, vd, &start)),
-            };
-            self.out
-                .line(format!("{} * {view} = {base};", d.dtype.ctype()));
-            declared.insert(view.to_string());
         }
+        Ok(())
+    }
+
+    /// Declares the pointer of view node `id` unless it is not a view or a
+    /// view of that name is in `declared`.
+    fn declare_view(
+        &mut self,
+        ctx: &StateCtx,
+        id: NodeId,
+        declared: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        let st = ctx.st;
+        let Some(view) = data_of(st, id) else {
+            return Ok(());
+        };
+        let Some(d) = self.sdfg.arrays.get(view) else {
+            return Ok(());
+        };
+        if d.kind != DataKind::View || declared.contains(view) {
+            return Ok(());
+        }
+        let Some((ei, viewed)) = view_source(st, &ctx.adj, id, view) else {
+            return Err(Error::unsupported(
+                &st.nodes[id.index()].path,
+                format!("view '{view}' is not connected to the data it views"),
+            ));
+        };
+        let viewed = &viewed;
+        let edge = &st.edges[ei];
+        let Some(vd) = self.sdfg.arrays.get(viewed) else {
+            return Err(Error::invalid(
+                &st.nodes[id.index()].path,
+                format!("view '{view}' views unknown container '{viewed}'"),
+            ));
+        };
+        // The subset on the viewed container.
+        let sub = if edge.memlet.data.as_deref() == Some(viewed.as_str()) {
+            edge.memlet.subset.clone()
+        } else {
+            edge.memlet.other_subset.clone()
+        };
+        let start: Vec<Expr> = match sub {
+            Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
+            _ => vec![Expr::Int(0); vd.rank()],
+        };
+        let base = match self.access.get(viewed) {
+            Some(Access::Value(v)) => format!("&{v}"),
+            _ => format!("&{}", self.element(viewed, vd, &start)),
+        };
+        self.out
+            .line(format!("{} * {view} = {base};", d.dtype.ctype()));
+        declared.insert(view.to_string());
         Ok(())
     }
 
     /// Writes the nodes of one scope, in order.
     pub(crate) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
+        let mut views = BTreeSet::new();
         for &id in nodes {
             let n = &ctx.st.nodes[id.index()];
+            if n.scope.is_some() {
+                self.declare_view(ctx, id, &mut views)?;
+            }
             match &n.kind {
                 NodeKind::Access(_) => self.copies_from(ctx, id)?,
                 NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
@@ -388,6 +426,14 @@ impl FnWriter<'_> {
     fn copies_from(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
         let st = ctx.st;
         let this = data_of(st, id).unwrap_or_default().to_string();
+        // A view defined through a map entry or exit is a pointer, not a copy.
+        let defining = self
+            .sdfg
+            .arrays
+            .get(&this)
+            .filter(|d| d.kind == DataKind::View)
+            .and_then(|_| view_source(st, &ctx.adj, id, &this))
+            .map(|(ei, _)| ei);
         // Reads into this node through the map entry of its scope, and
         // writes out of it through the map exit: copies between this
         // container and the one the memlet names.
@@ -396,6 +442,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapEntry(_), Some(outer)) =
                 (&st.nodes[e.src.index()].kind, &e.memlet.data)
                 && *outer != this
+                && defining != Some(ei)
             {
                 self.copy_op(ctx, id, e, &outer.clone(), &this)?;
             }
@@ -405,6 +452,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapExit { .. }, Some(outer)) =
                 (&st.nodes[e.dst.index()].kind, &e.memlet.data)
                 && *outer != this
+                && defining != Some(ei)
             {
                 self.copy_op(ctx, id, e, &this, &outer.clone())?;
             }

@@ -183,7 +183,10 @@ impl<'a> FnWriter<'a> {
                 (Memory::Local, _)
                     if d.kind == DataKind::Scalar || self.const_size(d).is_some_and(|n| n == 1) =>
                 {
-                    self.decls.line(format!("[[maybe_unused]] {ct} {name};"));
+                    // Value-initialised: a scalar written under one condition
+                    // and read under another is not "maybe uninitialized".
+                    self.decls
+                        .line(format!("[[maybe_unused]] {ct} {name} = {{}};"));
                     self.access
                         .insert(name.clone(), Access::Value(name.clone()));
                     if plan.zero {

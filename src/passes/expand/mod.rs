@@ -10,11 +10,12 @@
 //! the element atomically; elsewhere it is one sequential loop.
 //!
 //! One file per node family: [`blas`] (MatMul, Dot, Gemv, Gemm, Ger, Axpy),
-//! [`standard`] (Reduce, Transpose, TensorTranspose); [`build`] holds the
-//! common shape.
+//! [`standard`] (Reduce, Transpose, TensorTranspose), [`gt4py`] (gt4py's
+//! ReduceWithSkipValues); [`build`] holds the common shape.
 
 mod blas;
 mod build;
+mod gt4py;
 mod standard;
 
 use crate::diag::Result;
@@ -106,6 +107,20 @@ fn expand_state(
             } => blas::gemm(&mut b, alpha, beta, *trans_a, *trans_b)?,
             LibraryKind::Ger { alpha } => blas::ger(&mut b, alpha)?,
             LibraryKind::Axpy { a } => blas::axpy(&mut b, a)?,
+            LibraryKind::ReduceWithSkipValues {
+                wcr,
+                identity,
+                init,
+                input_conn,
+                output_conn,
+                mask_conn,
+            } => gt4py::reduce_with_skip_values(
+                &mut b,
+                wcr,
+                identity,
+                init,
+                [input_conn, mask_conn, output_conn],
+            )?,
         }
         b.finish()?;
     }

@@ -223,3 +223,88 @@ fn a_batched_matmul_is_refused_at_the_node() {
     assert!(err.contains("MatMul of 3-D by 2-D operands"), "{err}");
     assert!(err.contains("/nodes/"), "{err}");
 }
+
+fn load_gt4py(case: &str, variant: &str) -> Sdfg {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/gt4py")
+        .join(case)
+        .join(variant);
+    crate::driver::load_valid(&p).expect("fixture loads")
+}
+
+fn skip_value_nodes(sdfg: &Sdfg) -> Vec<LibraryKind> {
+    all_states(sdfg)
+        .into_iter()
+        .flat_map(|st| st.nodes)
+        .filter_map(|n| match n.kind {
+            NodeKind::Library(l) => Some(l.kind),
+            _ => None,
+        })
+        .filter(|k| matches!(k, LibraryKind::ReduceWithSkipValues { .. }))
+        .collect()
+}
+
+/// gt4py's unoptimised SDFGs reduce over neighbor tables with its own
+/// `ReduceWithSkipValues`: every property is read, and the expansion is a
+/// sequential register loop over the (constant) neighbors inside gt4py's
+/// parallel map, on the CPU and on GPU data alike.
+#[test]
+fn gt4py_reduce_with_skip_values_expands_inside_the_parallel_map() {
+    let sdfg = load_gt4py("vertex_cell_skip_reduce", "cpu_noopt.sdfg");
+    let nodes = skip_value_nodes(&sdfg);
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    for k in &nodes {
+        let LibraryKind::ReduceWithSkipValues {
+            wcr,
+            init,
+            input_conn,
+            output_conn,
+            mask_conn,
+            ..
+        } = k
+        else {
+            unreachable!()
+        };
+        assert!(matches!(wcr.kind, WcrKind::Sum | WcrKind::Min), "{wcr:?}");
+        assert!(!matches!(init, Expr::Sym(_)), "{init:?}");
+        assert_eq!(
+            (
+                input_conn.as_str(),
+                output_conn.as_str(),
+                mask_conn.as_str()
+            ),
+            ("_in", "_out", "_mask")
+        );
+    }
+    for gpu in [false, true] {
+        let mut sdfg = sdfg.clone();
+        if gpu {
+            on_gpu(&mut sdfg);
+        }
+        expand(&mut sdfg).unwrap();
+        assert!(skip_value_nodes(&sdfg).is_empty());
+        let reduce: Vec<_> = maps(&sdfg)
+            .into_iter()
+            .filter(|(m, _)| m.label.starts_with("reduce_with_skip_values"))
+            .collect();
+        assert_eq!(reduce.len(), 2, "{reduce:?}");
+        for (m, scope) in reduce {
+            assert!(scope.is_some(), "{}", m.label);
+            assert_eq!(m.schedule, Schedule::Sequential, "{}", m.label);
+        }
+        for st in all_states(&sdfg) {
+            assert!(st.topological_order().is_some());
+        }
+    }
+}
+
+/// A neighbor table whose neighbor extent is not a constant is refused at
+/// the node (gt4py's own validation requires a constant).
+#[test]
+fn a_skip_value_reduction_over_a_symbolic_neighbor_extent_is_refused() {
+    let mut sdfg = load_gt4py("vertex_cell_skip_reduce", "cpu_noopt.sdfg");
+    sdfg.arrays.get_mut("gt_conn_V2C").unwrap().shape[1] = Expr::sym("N");
+    let err = expand(&mut sdfg).unwrap_err().to_string();
+    assert!(err.contains("neighbor extent is not a constant"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+}
