@@ -31,6 +31,7 @@ import tempfile
 import numpy as np
 
 os.environ.setdefault("DACE_compiler_cuda_backend", "cuda")
+os.environ.setdefault("DACE_default_build_folder", os.path.join(tempfile.gettempdir(), "dacecache-complex-fixtures"))
 import dace
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")

@@ -143,6 +143,8 @@ pub struct Constant {
     pub dtype: DType,
     /// Shape (empty for a scalar).
     pub shape: Vec<usize>,
-    /// The values, flattened in C order.
+    /// The values, flattened in C order (the real parts of complex values).
     pub values: Vec<f64>,
+    /// The imaginary parts of complex values (empty for real types).
+    pub imag: Vec<f64>,
 }

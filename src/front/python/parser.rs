@@ -106,6 +106,9 @@ const STMT_KEYWORDS: &[&str] = &[
 /// Module prefixes whose attributes resolve by their last component.
 const MODULES: &[&str] = &["math", "np", "numpy", "dace", "cmath"];
 
+/// Attributes of a value that tasklet code may read: `x.real`, `x.imag`, `x.conjugate()`.
+const COMPLEX_ATTRIBUTES: &[&str] = &["real", "imag", "conjugate"];
+
 struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
@@ -541,7 +544,27 @@ impl<'a> Parser<'a> {
                 Tok::Punct(Punct::LParen) => {
                     return Err(self.err_here("call of a non-function expression".into()));
                 }
-                Tok::Punct(Punct::Dot) => return Err(self.construct("attribute access")),
+                Tok::Punct(Punct::Dot) => {
+                    let func = match self.peek_at(1) {
+                        Tok::Name("real") => Func::Real,
+                        Tok::Name("imag") => Func::Imag,
+                        Tok::Name("conjugate")
+                            if self.peek_at(2) == Tok::Punct(Punct::LParen)
+                                && self.peek_at(3) == Tok::Punct(Punct::RParen) =>
+                        {
+                            Func::Conj
+                        }
+                        _ => return Err(self.construct("attribute access")),
+                    };
+                    self.bump();
+                    self.bump();
+                    if func == Func::Conj {
+                        self.bump();
+                        self.bump();
+                    }
+                    let (depth, inner) = (e.depth + 1, e.expr);
+                    e = self.located(node(depth, move || Expr::Call(func, vec![inner])))?;
+                }
                 _ => return Ok(e),
             }
         }
@@ -580,6 +603,13 @@ impl<'a> Parser<'a> {
             Tok::Float(v) => {
                 self.bump();
                 Ok(Tree::leaf(Expr::Float(v)))
+            }
+            Tok::Imag(v) => {
+                self.bump();
+                Ok(Tree::leaf(Expr::Call(
+                    Func::Complex,
+                    vec![Expr::Float(0.0), Expr::Float(v)],
+                )))
             }
             Tok::Name(n) => self.name(n),
             Tok::Punct(Punct::LParen) => {
@@ -629,6 +659,10 @@ impl<'a> Parser<'a> {
                 Tok::Name(a) => a,
                 _ => "",
             };
+            if COMPLEX_ATTRIBUTES.contains(&attr) {
+                // `x.real`, `x.imag`, `x.conjugate()`: read by `primary`.
+                return Ok(Tree::leaf(Expr::Sym(n.to_string())));
+            }
             return Err(self.construct(&format!("attribute access '{n}.{attr}'")));
         }
         while MODULES.contains(&last) && self.is_punct(Punct::Dot) {
@@ -828,6 +862,11 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "isinf" => Func::IsInf,
         "copysign" => Func::CopySign,
         "fmod" => Func::Fmod,
+        "real" => Func::Real,
+        "imag" => Func::Imag,
+        "conj" | "conjugate" => Func::Conj,
+        "complex" if n == 1 => Func::Cast(DType::Complex128),
+        "complex" => Func::Complex,
         "int" | "int_" => Func::Cast(DType::Int64),
         "float" | "double" | "float_" => Func::Cast(DType::Float64),
         _ => match DType::from_dace_name(name) {
@@ -842,6 +881,7 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         | Func::Atan2
         | Func::CopySign
         | Func::Fmod
+        | Func::Complex
         | Func::CMod => 2,
         _ => 1,
     };
@@ -1108,6 +1148,49 @@ mod tests {
             )
         );
         assert_eq!(p("a[i, j,]"), Expr::Index("a".into(), vec![s("i"), s("j")]));
+    }
+
+    #[test]
+    fn complex_literals_and_attributes() {
+        let cplx = |re: f64, im: f64| call(Func::Complex, vec![Expr::Float(re), Expr::Float(im)]);
+        assert_eq!(p("1j"), cplx(0.0, 1.0));
+        assert_eq!(p("2.5J"), cplx(0.0, 2.5));
+        assert_eq!(p("1e-3j"), cplx(0.0, 1e-3));
+        assert_eq!(
+            p("-1j * x"),
+            b(
+                BinaryOp::Mul,
+                Expr::Unary(UnaryOp::Neg, Box::new(cplx(0.0, 1.0))),
+                s("x")
+            )
+        );
+        assert_eq!(p("x.real"), call(Func::Real, vec![s("x")]));
+        assert_eq!(
+            p("a[i].imag + 1"),
+            b(
+                BinaryOp::Add,
+                call(Func::Imag, vec![Expr::Index("a".into(), vec![s("i")])]),
+                Expr::Int(1)
+            )
+        );
+        assert_eq!(p("z.conjugate()"), call(Func::Conj, vec![s("z")]));
+        assert_eq!(p("np.conj(z)"), call(Func::Conj, vec![s("z")]));
+        assert_eq!(p("numpy.real(z)"), call(Func::Real, vec![s("z")]));
+        assert_eq!(p("imag(z)"), call(Func::Imag, vec![s("z")]));
+        assert_eq!(
+            p("complex(a, b)"),
+            call(Func::Complex, vec![s("a"), s("b")])
+        );
+        assert_eq!(
+            p("complex(a)"),
+            call(Func::Cast(DType::Complex128), vec![s("a")])
+        );
+        assert_eq!(
+            p("dace.complex64(a)"),
+            call(Func::Cast(DType::Complex64), vec![s("a")])
+        );
+        assert!(parse_expr("x.conjugate").is_err());
+        assert!(parse_expr("x.shape").is_err());
     }
 
     #[test]
