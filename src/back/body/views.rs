@@ -121,9 +121,7 @@ pub(crate) fn view_edge(st: &State, adj: &Adjacency, id: NodeId) -> Option<ViewE
                 let names = |e: &DataEdge| e.memlet.data.as_deref() == Some(view);
                 if ie.dst_conn.as_deref() == Some("views") {
                     Some(i)
-                } else if oe.src_conn.as_deref() == Some("views") {
-                    Some(o)
-                } else if names(ie) && !names(oe) {
+                } else if oe.src_conn.as_deref() == Some("views") || (names(ie) && !names(oe)) {
                     Some(o)
                 } else if !names(ie) && names(oe) {
                     Some(i)
