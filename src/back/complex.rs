@@ -87,39 +87,49 @@ pub fn used_in(code: &str) -> bool {
 use crate::diag::{Error, Result};
 use crate::ir::*;
 
-/// Refuses, by name, the write-conflict resolutions on complex data that the
-/// writers cannot express: min / max (complex numbers are unordered), and on
-/// GPU targets a complex128 update other than a sum (device atomics stop at
-/// 8 bytes; a sum is two atomic adds).
+/// Refuses, by name, the write-conflict resolutions (memlets and Reduce
+/// nodes) on complex data that the writers cannot express: min / max
+/// (complex numbers are unordered), and on GPU targets a complex128 update
+/// other than a sum (device atomics stop at 8 bytes; a sum is two atomic adds).
 pub fn refuse_wcr(sdfgs: &[&Sdfg], gpu: bool) -> Result<()> {
+    fn check(sdfg: &Sdfg, w: &Wcr, data: &str, path: &str, gpu: bool) -> Result<()> {
+        let Some(d) = sdfg.arrays.get(data) else {
+            return Ok(());
+        };
+        let refused = d.dtype.is_complex()
+            && (matches!(w.kind, WcrKind::Min | WcrKind::Max)
+                || (gpu
+                    && d.dtype == DType::Complex128
+                    && !matches!(w.kind, WcrKind::Sum | WcrKind::Replace)));
+        if refused {
+            return Err(Error::unsupported(
+                path,
+                format!(
+                    "write-conflict resolution '{}' on '{data}' of type {}{}",
+                    w.text,
+                    d.dtype,
+                    if gpu { " on a GPU target" } else { "" }
+                ),
+            ));
+        }
+        Ok(())
+    }
     fn region(sdfg: &Sdfg, r: &Region, gpu: bool) -> Result<()> {
         for b in &r.blocks {
             match &b.kind {
                 BlockKind::State(st) => {
                     for e in &st.edges {
-                        let (Some(w), Some(data)) = (&e.memlet.wcr, &e.memlet.data) else {
-                            continue;
-                        };
-                        let Some(d) = sdfg.arrays.get(data) else {
-                            continue;
-                        };
-                        if !d.dtype.is_complex() {
-                            continue;
+                        if let (Some(w), Some(data)) = (&e.memlet.wcr, &e.memlet.data) {
+                            check(sdfg, w, data, &e.path, gpu)?;
                         }
-                        let refused = matches!(w.kind, WcrKind::Min | WcrKind::Max)
-                            || (gpu
-                                && d.dtype == DType::Complex128
-                                && !matches!(w.kind, WcrKind::Sum | WcrKind::Replace));
-                        if refused {
-                            return Err(Error::unsupported(
-                                &e.path,
-                                format!(
-                                    "write-conflict resolution '{}' on '{data}' of type {}{}",
-                                    w.text,
-                                    d.dtype,
-                                    if gpu { " on a GPU target" } else { "" }
-                                ),
-                            ));
+                        // A reduction writes its output with its lambda.
+                        if let NodeKind::Library(LibraryNode {
+                            kind: LibraryKind::Reduce { wcr, .. },
+                            ..
+                        }) = &st.nodes[e.src.index()].kind
+                            && let Some(data) = &e.memlet.data
+                        {
+                            check(sdfg, wcr, data, &st.nodes[e.src.index()].path, gpu)?;
                         }
                     }
                 }

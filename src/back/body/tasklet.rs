@@ -655,11 +655,16 @@ impl<'a> FnWriter<'a> {
                     }
                 };
                 let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
+                let body = if dtype.is_complex() {
+                    self.complex_wcr_body(w, dtype)
+                } else {
+                    w.body.clone()
+                };
                 let f = CExprPrinter {
                     name: &name,
                     index: &index,
                 }
-                .print(&w.body);
+                .print(&body);
                 format!(
                     "sdfgc_gpu_atomic_update(&{target}, {ct}({value}), []({ct} __old, {ct} __val) {{ return {ct}({f}); }});"
                 )
@@ -703,7 +708,7 @@ impl<'a> FnWriter<'a> {
                     name: &name,
                     index: &index,
                 }
-                .print(&w.body);
+                .print(&self.complex_wcr_body(w, dtype));
                 format!("{target} = {}({f});", dtype.ctype())
             }
         };
@@ -712,6 +717,22 @@ impl<'a> FnWriter<'a> {
         } else {
             update
         }
+    }
+
+    /// The lambda body of a write-conflict resolution on complex data, with
+    /// its operands converted like tasklet code (both parameters of `dtype`).
+    fn complex_wcr_body(&self, w: &Wcr, dtype: DType) -> Expr {
+        let locals: BTreeMap<String, DType> = [&w.params.0, &w.params.1]
+            .into_iter()
+            .map(|p| (p.clone(), dtype))
+            .collect();
+        let conns = BTreeMap::new();
+        let scope = Scope {
+            conns: &conns,
+            locals: &locals,
+            sdfg: self.sdfg,
+        };
+        lower(&w.body, &scope)
     }
 
     /// The update statement of a write-conflict resolution.
