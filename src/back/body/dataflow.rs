@@ -16,7 +16,7 @@ pub(crate) struct Adjacency {
 }
 
 impl Adjacency {
-    fn of(st: &State) -> Adjacency {
+    pub(crate) fn of(st: &State) -> Adjacency {
         let mut ins = vec![Vec::new(); st.nodes.len()];
         let mut outs = vec![Vec::new(); st.nodes.len()];
         for (i, e) in st.edges.iter().enumerate() {

@@ -195,3 +195,134 @@ impl FnWriter<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(data: &str) -> NodeKind {
+        NodeKind::Access(AccessNode {
+            data: data.into(),
+            setzero: false,
+        })
+    }
+
+    fn entry(exit: u32) -> NodeKind {
+        NodeKind::MapEntry(MapEntry {
+            label: "m".into(),
+            params: vec!["i".into()],
+            range: Vec::new(),
+            schedule: Schedule::Default,
+            collapse: 1,
+            gpu_block_size: None,
+            omp_num_threads: 0,
+            unroll: false,
+            exit: NodeId(exit),
+        })
+    }
+
+    /// A stand-in for a code node (no scope connectors on its edges).
+    fn code() -> NodeKind {
+        NodeKind::MapExit { entry: NodeId(0) }
+    }
+
+    fn state(
+        nodes: Vec<NodeKind>,
+        edges: &[(u32, Option<&str>, u32, Option<&str>, &str)],
+    ) -> State {
+        State {
+            nodes: nodes
+                .into_iter()
+                .map(|kind| Node {
+                    label: String::new(),
+                    scope: None,
+                    kind,
+                    path: String::new(),
+                })
+                .collect(),
+            edges: edges
+                .iter()
+                .map(|&(src, sc, dst, dc, data)| DataEdge {
+                    src: NodeId(src),
+                    src_conn: sc.map(str::to_string),
+                    dst: NodeId(dst),
+                    dst_conn: dc.map(str::to_string),
+                    memlet: Memlet {
+                        data: Some(data.to_string()),
+                        subset: None,
+                        other_subset: None,
+                        wcr: None,
+                        dynamic: false,
+                        volume: Expr::Int(1),
+                        is_data_src: None,
+                    },
+                    path: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    fn viewed(st: &State, view: u32) -> Option<(usize, String)> {
+        let adj = Adjacency::of(st);
+        view_edge(st, &adj, NodeId(view)).map(|v| (v.edge, v.viewed))
+    }
+
+    #[test]
+    fn fed_from_a_map_entry() {
+        // A -> entry(IN_1) -> (OUT_1) -> V -> code
+        let st = state(
+            vec![access("A"), entry(9), access("V"), code()],
+            &[
+                (0, None, 1, Some("IN_1"), "A"),
+                (1, Some("OUT_1"), 2, Some("views"), "A"),
+                (2, None, 3, Some("x"), "V"),
+            ],
+        );
+        assert_eq!(viewed(&st, 2), Some((1, "A".into())));
+        let adj = Adjacency::of(&st);
+        assert_eq!(memlet_path(&st, &adj, 1), vec![0, 1]);
+    }
+
+    #[test]
+    fn written_through_map_exits() {
+        // code -> V -> exit(IN_1) -> (OUT_1) exit(IN_2) -> (OUT_2) B
+        let st = state(
+            vec![code(), access("V"), code(), code(), access("B")],
+            &[
+                (0, Some("y"), 1, None, "V"),
+                (1, Some("views"), 2, Some("IN_1"), "B"),
+                (2, Some("OUT_1"), 3, Some("IN_2"), "B"),
+                (3, Some("OUT_2"), 4, None, "B"),
+            ],
+        );
+        assert_eq!(viewed(&st, 1), Some((1, "B".into())));
+    }
+
+    #[test]
+    fn between_two_access_nodes() {
+        // A -> V -> B: the `views` connector decides, else the memlet that does not name the view.
+        let edges = |out_conn| [(0, None, 1, None, "V"), (1, out_conn, 2, None, "B")];
+        let nodes = || vec![access("A"), access("V"), access("B")];
+        assert_eq!(
+            viewed(&state(nodes(), &edges(Some("views"))), 1),
+            Some((1, "B".into()))
+        );
+        assert_eq!(
+            viewed(&state(nodes(), &edges(None)), 1),
+            Some((1, "B".into()))
+        );
+        let named_in = [(0, None, 1, None, "A"), (1, None, 2, None, "V")];
+        assert_eq!(viewed(&state(nodes(), &named_in), 1), Some((0, "A".into())));
+    }
+
+    #[test]
+    fn not_connected_to_data() {
+        let st = state(
+            vec![code(), access("V"), code()],
+            &[(0, Some("y"), 1, None, "V"), (1, None, 2, Some("x"), "V")],
+        );
+        assert!(viewed(&st, 1).is_none());
+        let lonely = state(vec![access("V")], &[]);
+        assert!(viewed(&lonely, 0).is_none());
+    }
+}
