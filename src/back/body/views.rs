@@ -226,10 +226,10 @@ mod tests {
         NodeKind::MapExit { entry: NodeId(0) }
     }
 
-    fn state(
-        nodes: Vec<NodeKind>,
-        edges: &[(u32, Option<&str>, u32, Option<&str>, &str)],
-    ) -> State {
+    /// (source, source connector, destination, destination connector, memlet data).
+    type TestEdge<'a> = (u32, Option<&'a str>, u32, Option<&'a str>, &'a str);
+
+    fn state(nodes: Vec<NodeKind>, edges: &[TestEdge]) -> State {
         State {
             nodes: nodes
                 .into_iter()
