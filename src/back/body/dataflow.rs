@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::body::views;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, simplify};
 use crate::ir::*;
@@ -15,7 +16,7 @@ pub(crate) struct Adjacency {
 }
 
 impl Adjacency {
-    fn of(st: &State) -> Adjacency {
+    pub(crate) fn of(st: &State) -> Adjacency {
         let mut ins = vec![Vec::new(); st.nodes.len()];
         let mut outs = vec![Vec::new(); st.nodes.len()];
         for (i, e) in st.edges.iter().enumerate() {
@@ -125,70 +126,25 @@ impl FnWriter<'_> {
         Ok(frees)
     }
 
-    /// Declares the pointer of each view used in the state.
+    /// Declares the pointer of each top-level view of the state (views
+    /// inside a scope are declared at the start of its body: [`Self::scope`]).
     fn declare_views(&mut self, ctx: &StateCtx) -> Result<()> {
         let st = ctx.st;
-        let mut declared = BTreeSet::new();
-        for id in topological_order(st, ctx.path, "")? {
-            let Some(view) = data_of(st, id) else {
-                continue;
-            };
-            let Some(d) = self.sdfg.arrays.get(view) else {
-                continue;
-            };
-            if d.kind != DataKind::View || declared.contains(view) {
-                continue;
-            }
-            // The edge that defines the view: connector "views" on the view side,
-            // else the only edge between the view and another access node.
-            let candidates: Vec<&DataEdge> = ctx.adj.ins[id.index()]
-                .iter()
-                .chain(&ctx.adj.outs[id.index()])
-                .map(|&i| &st.edges[i])
-                .filter(|e| {
-                    let other = if e.dst == id { e.src } else { e.dst };
-                    data_of(st, other).is_some()
-                })
-                .collect();
-            let edge = candidates
-                .iter()
-                .find(|e| {
-                    (e.dst == id && e.dst_conn.as_deref() == Some("views"))
-                        || (e.src == id && e.src_conn.as_deref() == Some("views"))
-                })
-                .or(candidates.first())
-                .ok_or_else(|| {
-                    Error::unsupported(
-                        &st.nodes[id.index()].path,
-                        format!("view '{view}' is not connected to the data it views"),
-                    )
-                })?;
-            let other = if edge.dst == id { edge.src } else { edge.dst };
-            let viewed = data_of(st, other).unwrap_or_default().to_string();
-            let vd = &self.sdfg.arrays[&viewed];
-            // The subset on the viewed container.
-            let sub = if edge.memlet.data.as_deref() == Some(viewed.as_str()) {
-                edge.memlet.subset.clone()
-            } else {
-                edge.memlet.other_subset.clone()
-            };
-            let start: Vec<Expr> = match sub {
-                Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
-                _ => vec![Expr::Int(0); vd.rank()],
-            };
-            let base = match self.access.get(&viewed) {
-                Some(Access::Value(v)) => format!("&{v}"),
-                _ => format!("&{}", self.element(&viewed, vd, &start)),
-            };
-            self.out
-                .line(format!("{} * {view} = {base};", d.dtype.ctype()));
-            declared.insert(view.to_string());
-        }
-        Ok(())
+        let top: Vec<NodeId> = topological_order(st, ctx.path, "")?
+            .into_iter()
+            .filter(|id| st.nodes[id.index()].scope.is_none())
+            .collect();
+        self.declare_views_of(ctx, &top)
     }
 
     /// Writes the nodes of one scope, in order.
     pub(crate) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
+        let scoped: Vec<NodeId> = nodes
+            .iter()
+            .copied()
+            .filter(|id| ctx.st.nodes[id.index()].scope.is_some())
+            .collect();
+        self.declare_views_of(ctx, &scoped)?;
         for &id in nodes {
             let n = &ctx.st.nodes[id.index()];
             match &n.kind {
@@ -371,6 +327,15 @@ impl FnWriter<'_> {
     fn copies_from(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
         let st = ctx.st;
         let this = data_of(st, id).unwrap_or_default().to_string();
+        // The edge that defines a view moves no data: the view is a pointer into it.
+        let defining = |node: NodeId| -> Option<usize> {
+            let d = data_of(st, node)?;
+            if self.sdfg.arrays.get(d)?.kind != DataKind::View {
+                return None;
+            }
+            views::view_edge(st, &ctx.adj, node).map(|v| v.edge)
+        };
+        let own = defining(id);
         // Reads into this node through the map entry of its scope, and
         // writes out of it through the map exit: copies between this
         // container and the one the memlet names.
@@ -379,6 +344,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapEntry(_), Some(outer)) =
                 (&st.nodes[e.src.index()].kind, &e.memlet.data)
                 && *outer != this
+                && own != Some(ei)
             {
                 self.copy_op(ctx, id, e, &outer.clone(), &this)?;
             }
@@ -388,6 +354,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapExit { .. }, Some(outer)) =
                 (&st.nodes[e.dst.index()].kind, &e.memlet.data)
                 && *outer != this
+                && own != Some(ei)
             {
                 self.copy_op(ctx, id, e, &this, &outer.clone())?;
             }
@@ -401,53 +368,12 @@ impl FnWriter<'_> {
             if e.memlet.is_empty() || src == dst {
                 continue;
             }
-            let is_view_edge =
-                e.dst_conn.as_deref() == Some("views") || e.src_conn.as_deref() == Some("views");
-            let dst_view = self
-                .sdfg
-                .arrays
-                .get(&dst)
-                .is_some_and(|d| d.kind == DataKind::View);
-            let src_view = self
-                .sdfg
-                .arrays
-                .get(&src)
-                .is_some_and(|d| d.kind == DataKind::View);
-            if is_view_edge
-                || ((dst_view || src_view)
-                    && e.src_conn.is_none()
-                    && e.dst_conn.is_none()
-                    && self.is_defining_view_edge(ctx, e, &src, &dst))
-            {
+            if own == Some(ei) || defining(e.dst) == Some(ei) {
                 continue;
             }
             self.copy_op(ctx, id, e, &src, &dst)?;
         }
         Ok(())
-    }
-
-    fn is_defining_view_edge(&self, ctx: &StateCtx, e: &DataEdge, src: &str, dst: &str) -> bool {
-        // A view node with a single access-node neighbour is defined by that edge.
-        let st = ctx.st;
-        let check = |view_node: NodeId| {
-            let n = ctx.adj.ins[view_node.index()]
-                .iter()
-                .chain(&ctx.adj.outs[view_node.index()])
-                .filter(|&&i| {
-                    let x = &st.edges[i];
-                    let other = if x.dst == view_node { x.src } else { x.dst };
-                    data_of(st, other).is_some()
-                })
-                .count();
-            n == 1
-        };
-        let is_view = |d: &str| {
-            self.sdfg
-                .arrays
-                .get(d)
-                .is_some_and(|x| x.kind == DataKind::View)
-        };
-        (is_view(dst) && check(e.dst)) || (is_view(src) && check(e.src))
     }
 
     /// The full range of a container.

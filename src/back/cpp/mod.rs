@@ -3,8 +3,8 @@
 
 use askama::Template;
 
-use crate::back::cexpr;
 use crate::back::gpu::Dialect;
+use crate::back::{cexpr, complex};
 use crate::diag::{Error, ErrorKind, Result};
 use crate::driver::Outputs;
 use crate::ir::*;
@@ -193,6 +193,8 @@ struct Header<'a> {
     signature: String,
     init_params: String,
     init_params_tail: String,
+    /// The header's complex typedefs, where a parameter is complex.
+    complex_types: &'static str,
     /// One comment line per symbol (what it means).
     symbols: Vec<String>,
     /// One comment line per program argument.
@@ -259,8 +261,14 @@ pub fn write(p: &Program) -> Result<Outputs> {
         .abi
         .program
         .iter()
-        .map(|x| format!(", {}", x.c_decl(false)))
+        .map(|x| format!(", {}", x.header_decl()))
         .collect();
+    let header_complex = p
+        .abi
+        .program
+        .iter()
+        .chain(&p.abi.init)
+        .any(|x| x.dtype.is_complex());
     let program_args: String = p
         .abi
         .program
@@ -273,8 +281,20 @@ pub fn write(p: &Program) -> Result<Outputs> {
     } else {
         init_list.join(", ")
     };
+    let header_init_list: Vec<String> = p.abi.init.iter().map(|x| x.header_decl()).collect();
+    let header_init_params = if header_init_list.is_empty() {
+        "void".to_string()
+    } else {
+        header_init_list.join(", ")
+    };
+    let header_init_tail: String = header_init_list.iter().map(|x| format!(", {x}")).collect();
     let init_params_tail: String = init_list.iter().map(|x| format!(", {x}")).collect();
 
+    {
+        let mut all = Vec::new();
+        collect_sdfgs(sdfg, &mut all);
+        complex::refuse_wcr(&all, p.gpu.is_some())?;
+    }
     let mut functions = Vec::new();
     let writer = FnWriter::new(p, sdfg, &mut functions, false);
     let (body, _) = writer.write_body()?;
@@ -474,11 +494,25 @@ pub fn write(p: &Program) -> Result<Outputs> {
         None => "as stored in the SDFG".to_string(),
         Some(m) => format!("{m:?}").to_lowercase(),
     };
+    let uses_complex = complex::used_in(&body)
+        || complex::used_in(&program_params)
+        || complex::used_in(&globals)
+        || functions.iter().any(|f| complex::used_in(f))
+        || members.iter().any(|m| complex::used_in(m));
+    let prelude = if uses_complex {
+        let mut s = format!("{}\n{}", cexpr::PRELUDE.trim_end(), complex::PRELUDE);
+        if p.gpu.is_some() {
+            s = format!("{s}\n{}", complex::GPU_ATOMICS);
+        }
+        s
+    } else {
+        cexpr::PRELUDE.trim_end().to_string()
+    };
     let tu = TranslationUnit {
         name,
         version,
         mode,
-        prelude: cexpr::PRELUDE.trim_end(),
+        prelude: &prelude,
         runtime: {
             let mut r = RUNTIME.to_string();
             if let Some(g) = p.gpu {
@@ -520,8 +554,13 @@ pub fn write(p: &Program) -> Result<Outputs> {
         version,
         program_params: header_params,
         signature: signature_json(&p.abi),
-        init_params,
-        init_params_tail,
+        init_params: header_init_params,
+        init_params_tail: header_init_tail,
+        complex_types: if header_complex {
+            complex::HEADER_TYPES
+        } else {
+            ""
+        },
         symbols: crate::back::sample::symbol_lines(p),
         arguments: crate::back::sample::argument_lines(p),
         memory: crate::back::sample::memory_lines(p),
@@ -714,13 +753,22 @@ fn constant_decl(name: &str, c: &Constant) -> String {
             cexpr::float_literal(v.as_f64())
         }
     };
+    let element = |i: usize| {
+        let re = lit(c.values.get(i).copied().unwrap_or(ConstValue::Int(0)));
+        if c.dtype.is_complex() {
+            let im = lit(ConstValue::Float(c.imag.get(i).copied().unwrap_or(0.0)));
+            format!("{ct}({re}, {im})")
+        } else {
+            re
+        }
+    };
     if c.shape.is_empty() {
         format!(
             "[[maybe_unused]] static constexpr {ct} {name} = {};\n",
-            lit(c.values.first().copied().unwrap_or(ConstValue::Int(0)))
+            element(0)
         )
     } else {
-        let vals: Vec<String> = c.values.iter().map(|v| lit(*v)).collect();
+        let vals: Vec<String> = (0..c.values.len()).map(element).collect();
         format!(
             "static const {ct} {name}[{}] = {{{}}};\n",
             c.values.len().max(1),
@@ -732,10 +780,7 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 /// Refuses, by name, what the C++ writer cannot express.
 fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
     for (n, d) in &sdfg.arrays {
-        if matches!(
-            d.dtype,
-            DType::Complex64 | DType::Complex128 | DType::Float16
-        ) {
+        if d.dtype == DType::Float16 {
             return Err(Error::unsupported(
                 &d.path,
                 format!("data '{n}' of type {}", d.dtype),
