@@ -1813,6 +1813,37 @@ mod tests {
         format!(r#"[{{"type": "Scalar", "attributes": {{{t}"shape": ["1"]}}}}, {value}]"#)
     }
 
+    /// Complex constants: Python's `repr` strings (DaCe's spelling) and plain
+    /// numbers, scalar and ndarray; real parts in `values`, imaginary in `imag`.
+    #[test]
+    fn complex_constants_keep_both_parts() {
+        use ConstValue::*;
+        let arr = r#"[{"type": "Array", "attributes": {"dtype": "complex64", "shape": ["2"]}}, {"type": "ndarray", "data": ["(1-0.5j)", 3]}]"#;
+        let text = with_constants(&format!(
+            r#""Z": {}, "R": {}, "A": {arr}"#,
+            scalar("complex128", r#""(1+2j)""#),
+            scalar("complex128", "4")
+        ));
+        let sdfg = load_str(&text).unwrap();
+        let z = &sdfg.constants["Z"];
+        assert_eq!(
+            (z.values.clone(), z.imag.clone()),
+            (vec![Float(1.0)], vec![2.0])
+        );
+        let r = &sdfg.constants["R"];
+        assert_eq!(
+            (r.values.clone(), r.imag.clone()),
+            (vec![Int(4)], vec![0.0])
+        );
+        let a = &sdfg.constants["A"];
+        assert_eq!(a.dtype, DType::Complex64);
+        assert_eq!(a.values, vec![Float(1.0), Int(3)]);
+        assert_eq!(a.imag, vec![-0.5, 0.0]);
+        // Real constants carry no imaginary parts.
+        let text = with_constants(&format!(r#""D": {}"#, scalar("float64", "2.5")));
+        assert!(load_str(&text).unwrap().constants["D"].imag.is_empty());
+    }
+
     /// Every spelling DaCe 1.0.2 and 2.x write for a constant's value: JSON
     /// numbers and bools, the strings of numpy scalars (`"True"`, `"7"`,
     /// `"0.25"`, `"-inf"`), Python's bare `Infinity`/`NaN` tokens, ndarrays;

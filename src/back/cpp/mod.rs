@@ -798,3 +798,45 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Complex constants are declared from both parts; real ones keep exact values.
+    #[test]
+    fn constant_declarations() {
+        let c = |dtype, shape: Vec<usize>, values, imag| Constant {
+            dtype,
+            shape,
+            values,
+            imag,
+        };
+        let z = c(
+            DType::Complex128,
+            vec![],
+            vec![ConstValue::Float(1.0)],
+            vec![2.0],
+        );
+        let d = constant_decl("Z", &z);
+        assert!(d.contains("constexpr"), "{d}");
+        assert!(d.contains("(1.0, 2.0)"), "{d}");
+        let a = c(
+            DType::Complex64,
+            vec![2],
+            vec![ConstValue::Int(3), ConstValue::Float(-0.5)],
+            vec![0.0, 4.0],
+        );
+        let d = constant_decl("A", &a);
+        assert!(d.contains("A[2]"), "{d}");
+        assert!(d.contains("(3.0, 0.0)"), "{d}");
+        assert!(d.contains("(-0.5, 4.0)"), "{d}");
+        let i = c(
+            DType::Int64,
+            vec![],
+            vec![ConstValue::Int(9007199254740993)],
+            vec![],
+        );
+        assert!(constant_decl("I", &i).contains("9007199254740993"));
+    }
+}
