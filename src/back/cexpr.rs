@@ -338,6 +338,10 @@ impl CExprPrinter<'_> {
             }
             Func::Pow if args.len() == 2 => return self.pow(&args[0], &args[1]),
             Func::Cast(t) => return self.helper(&format!("static_cast<{}>", cast_type(t)), &refs),
+            Func::Complex => return self.helper(DType::Complex128.ctype(), &refs),
+            Func::Real => "sdfgc_real",
+            Func::Imag => "sdfgc_imag",
+            Func::Conj => "sdfgc_conj",
             Func::Abs => "abs",
             Func::Floor => "floor",
             Func::Ceil => "ceil",

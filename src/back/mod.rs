@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod cexpr;
+pub mod complex;
 pub mod cpp;
 pub mod emit;
 pub mod gpu;

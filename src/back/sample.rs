@@ -134,7 +134,7 @@ pub fn symbol_docs(p: &Program) -> Vec<SymbolDoc> {
                 );
             }
             SymbolDoc {
-                ctype: dtype.ctype(),
+                ctype: dtype.header_ctype(),
                 name,
                 dtype,
                 roles,
@@ -269,15 +269,15 @@ pub fn argument_lines(p: &Program) -> Vec<String> {
                 };
                 format!(
                     "{} *{}: {}{dims}, strides ({}) elements, {} elements allocated; {memory}; {access}",
-                    x.dtype.ctype(),
+                    x.dtype.header_ctype(),
                     x.name,
-                    x.dtype.ctype(),
+                    x.dtype.header_ctype(),
                     strides.join(", "),
                     cexpr::to_cpp(&d.total_size)
                 )
             }
-            (ParamKind::Symbol, _) => format!("{} {}: symbol (see above)", x.dtype.ctype(), x.name),
-            _ => format!("{} {}: scalar argument (by value)", x.dtype.ctype(), x.name),
+            (ParamKind::Symbol, _) => format!("{} {}: symbol (see above)", x.dtype.header_ctype(), x.name),
+            _ => format!("{} {}: scalar argument (by value)", x.dtype.header_ctype(), x.name),
         })
         .map(|l| comment_safe(&l))
         .collect()
@@ -386,7 +386,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
     for x in &scalars {
         line(&format!(
             "    {} {} = {};  // scalar argument",
-            x.dtype.ctype(),
+            x.dtype.header_ctype(),
             x.name,
             default_value(&x.name, x.dtype)
         ));
@@ -410,7 +410,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
                 x.name.clone(),
                 format!(
                     "{} (default {}): scalar argument",
-                    x.dtype.ctype(),
+                    x.dtype.header_ctype(),
                     default_value(&x.name, x.dtype)
                 ),
             )
@@ -504,7 +504,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
     }
     // Arrays.
     for (k, (a, d)) in arrays.iter().enumerate() {
-        let ct = d.dtype.ctype();
+        let ct = d.dtype.header_ctype();
         line(&format!(
             "    const long long sdfgc_n_{a} = static_cast<long long>({});",
             cexpr::to_cpp(&d.total_size)
@@ -573,7 +573,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
     for (a, d) in &arrays {
         line(&format!(
             "        std::memcpy({a}, sdfgc_init_{a}, static_cast<size_t>(sdfgc_n_{a}) * sizeof({}));",
-            d.dtype.ctype()
+            d.dtype.header_ctype()
         ));
     }
     line("        auto sdfgc_t0 = std::chrono::steady_clock::now();");
@@ -623,7 +623,14 @@ fn c_string_body(s: &str) -> String {
 
 /// The sample's helper functions (file scope).
 const SAMPLE_HELPERS: &str = r#"
+#include <complex>
 #include <vector>
+
+// Complex arguments (the header's sdfgc_complex64 / sdfgc_complex128).
+template <typename T>
+struct sdfgc_is_complex : std::false_type {};
+template <typename T>
+struct sdfgc_is_complex<std::complex<T>> : std::true_type {};
 
 // Workspaces to free at the end.
 static std::vector<void *> sdfgc_workspaces;
@@ -640,6 +647,9 @@ static bool sdfgc_parse(const char *s, T &v) {
     } else if constexpr (std::is_integral<T>::value) {
         long long x = std::strtoll(s, &end, 0);
         v = static_cast<T>(x);
+    } else if constexpr (sdfgc_is_complex<T>::value) {
+        double x = std::strtod(s, &end);  // the real part
+        v = T(static_cast<typename T::value_type>(x));
     } else {
         double x = std::strtod(s, &end);
         v = static_cast<T>(x);
@@ -651,6 +661,8 @@ template <typename T>
 static void sdfgc_print_value(const char *name, T v) {
     if constexpr (std::is_floating_point<T>::value) {
         std::printf("  %s = %.17g\n", name, static_cast<double>(v));
+    } else if constexpr (sdfgc_is_complex<T>::value) {
+        std::printf("  %s = (%.17g, %.17g)\n", name, static_cast<double>(v.real()), static_cast<double>(v.imag()));
     } else {
         std::printf("  %s = %lld\n", name, static_cast<long long>(v));
     }
@@ -688,6 +700,9 @@ static void sdfgc_fill(T *a, size_t n, unsigned k) {
             a[i] = (h & 1u) != 0;
         } else if constexpr (std::is_integral<T>::value) {
             a[i] = static_cast<T>(h + 1u);
+        } else if constexpr (sdfgc_is_complex<T>::value) {
+            using R = typename T::value_type;
+            a[i] = T(static_cast<R>(0.125 + h / 16.0), static_cast<R>(0.0625 * (1 + k % 3)));
         } else {
             a[i] = static_cast<T>(0.125 + h / 16.0);
         }
@@ -699,6 +714,14 @@ static void sdfgc_fill(T *a, size_t n, unsigned k) {
 template <typename T>
 static double sdfgc_checksum(const T *a, size_t n) {
     double s = 0.0;
-    for (size_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * static_cast<double>(1 + i % 7);
+    for (size_t i = 0; i < n; ++i) {
+        double x;
+        if constexpr (sdfgc_is_complex<T>::value) {
+            x = static_cast<double>(a[i].real()) + static_cast<double>(a[i].imag());
+        } else {
+            x = static_cast<double>(a[i]);
+        }
+        s += x * static_cast<double>(1 + i % 7);
+    }
     return s;
 }"#;

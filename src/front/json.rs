@@ -1006,6 +1006,7 @@ impl Reader {
             .ok_or_else(|| Error::format(path, "a constant must be [descriptor, value]"))?;
         let desc = self.data(&pair[0], &ptr(path, 0), "constant")?;
         let vp = ptr(path, 1);
+        let complex = desc.dtype.is_complex();
         let (values, shape) = match &pair[1] {
             Json::Object(o) => {
                 let data = o
@@ -1013,17 +1014,12 @@ impl Reader {
                     .ok_or_else(|| Error::format(&vp, "ndarray without 'data'"))?;
                 let mut flat = Vec::new();
                 let mut shape = Vec::new();
-                flatten(data, &mut flat, &mut shape, 0, &ptr(&vp, "data"))?;
+                flatten(data, &mut flat, &mut shape, 0, &ptr(&vp, "data"), complex)?;
                 (flat, shape)
             }
-            scalar => (vec![scalar_value(scalar, &vp)?], Vec::new()),
+            scalar => (vec![element_value(scalar, &vp, complex)?], Vec::new()),
         };
-        if desc.dtype.is_complex() {
-            return Err(Error::unsupported(
-                &vp,
-                format!("constant of type {}", desc.dtype),
-            ));
-        }
+        let (values, imag): (Vec<ConstValue>, Vec<f64>) = values.into_iter().unzip();
         for (i, v) in values.iter().enumerate() {
             check_constant_value(*v, desc.dtype).map_err(|m| {
                 let at = if shape.is_empty() {
@@ -1038,6 +1034,7 @@ impl Reader {
             dtype: desc.dtype,
             shape,
             values,
+            imag: if complex { imag } else { Vec::new() },
         })
     }
 
@@ -1657,12 +1654,56 @@ fn check_constant_value(v: ConstValue, t: DType) -> std::result::Result<(), Stri
     Ok(())
 }
 
+/// One element of a constant: a number, or for complex types also Python's
+/// repr of a complex number (`"(1+2j)"`, `"-1.5j"`, `"(nan-infj)"`), as DaCe
+/// stores them; (real, imaginary) parts.
+fn element_value(v: &Json, path: &str, complex: bool) -> Result<(ConstValue, f64)> {
+    match v {
+        Json::String(s) if complex => parse_complex(s)
+            .map(|(re, im)| (ConstValue::Float(re), im))
+            .ok_or_else(|| Error::format(path, format!("invalid complex number {s:?}"))),
+        other => Ok((scalar_value(other, path)?, 0.0)),
+    }
+}
+
+/// Python's `repr(complex)`: `1j`, `(1+2j)`, `(-0-1j)`, `(1e+300+infj)`.
+pub fn parse_complex(s: &str) -> Option<(f64, f64)> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix('(')
+        .and_then(|x| x.strip_suffix(')'))
+        .unwrap_or(t);
+    let body = t.strip_suffix('j').or_else(|| t.strip_suffix('J'));
+    let Some(body) = body else {
+        return t.parse::<f64>().ok().map(|re| (re, 0.0));
+    };
+    let num = |x: &str| -> Option<f64> {
+        match x.trim_start_matches('+') {
+            "nan" | "-nan" => Some(f64::NAN),
+            "inf" => Some(f64::INFINITY),
+            "-inf" => Some(f64::NEG_INFINITY),
+            y => y.parse::<f64>().ok(),
+        }
+    };
+    // The sign that splits the parts: the last '+'/'-' not at the start and
+    // not right after an exponent 'e'.
+    let b = body.as_bytes();
+    let split = (1..b.len())
+        .rev()
+        .find(|&i| (b[i] == b'+' || b[i] == b'-') && !matches!(b[i - 1], b'e' | b'E'));
+    match split {
+        Some(i) => Some((num(&body[..i])?, num(&body[i..])?)),
+        None => Some((0.0, num(body)?)),
+    }
+}
+
 fn flatten(
     v: &Json,
-    out: &mut Vec<ConstValue>,
+    out: &mut Vec<(ConstValue, f64)>,
     shape: &mut Vec<usize>,
     depth: usize,
     path: &str,
+    complex: bool,
 ) -> Result<()> {
     match v {
         Json::Array(items) => {
@@ -1672,12 +1713,12 @@ fn flatten(
                 return Err(Error::format(path, "ragged constant array"));
             }
             for (i, x) in items.iter().enumerate() {
-                flatten(x, out, shape, depth + 1, &ptr(path, i))?;
+                flatten(x, out, shape, depth + 1, &ptr(path, i), complex)?;
             }
             Ok(())
         }
         other => {
-            out.push(scalar_value(other, path)?);
+            out.push(element_value(other, path, complex)?);
             Ok(())
         }
     }
@@ -1686,6 +1727,23 @@ fn flatten(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_complex_reprs() {
+        assert_eq!(parse_complex("(1+2j)"), Some((1.0, 2.0)));
+        assert_eq!(parse_complex("(3-1j)"), Some((3.0, -1.0)));
+        assert_eq!(parse_complex("1j"), Some((0.0, 1.0)));
+        assert_eq!(parse_complex("-1.5j"), Some((0.0, -1.5)));
+        assert_eq!(parse_complex("(-0-1j)"), Some((-0.0, -1.0)));
+        assert_eq!(parse_complex("(1e-05+2.5e+300j)"), Some((1e-5, 2.5e300)));
+        assert_eq!(parse_complex("(-1e-05-2e-07j)"), Some((-1e-5, -2e-7)));
+        assert_eq!(parse_complex("(1+infj)"), Some((1.0, f64::INFINITY)));
+        let (re, im) = parse_complex("(nan-infj)").unwrap();
+        assert!(re.is_nan() && im == f64::NEG_INFINITY);
+        assert_eq!(parse_complex("2.5"), Some((2.5, 0.0)));
+        assert_eq!(parse_complex("(1+2)"), None);
+        assert_eq!(parse_complex("abc"), None);
+    }
 
     /// An SDFG with one state of `pairs` access-node/tasklet pairs chained
     /// by memlets; `bad` lists node indices whose access node has no data.
@@ -1772,6 +1830,37 @@ mod tests {
         format!(r#"[{{"type": "Scalar", "attributes": {{{t}"shape": ["1"]}}}}, {value}]"#)
     }
 
+    /// Complex constants: Python's `repr` strings (DaCe's spelling) and plain
+    /// numbers, scalar and ndarray; real parts in `values`, imaginary in `imag`.
+    #[test]
+    fn complex_constants_keep_both_parts() {
+        use ConstValue::*;
+        let arr = r#"[{"type": "Array", "attributes": {"dtype": "complex64", "shape": ["2"]}}, {"type": "ndarray", "data": ["(1-0.5j)", 3]}]"#;
+        let text = with_constants(&format!(
+            r#""Z": {}, "R": {}, "A": {arr}"#,
+            scalar("complex128", r#""(1+2j)""#),
+            scalar("complex128", "4")
+        ));
+        let sdfg = load_str(&text).unwrap();
+        let z = &sdfg.constants["Z"];
+        assert_eq!(
+            (z.values.clone(), z.imag.clone()),
+            (vec![Float(1.0)], vec![2.0])
+        );
+        let r = &sdfg.constants["R"];
+        assert_eq!(
+            (r.values.clone(), r.imag.clone()),
+            (vec![Int(4)], vec![0.0])
+        );
+        let a = &sdfg.constants["A"];
+        assert_eq!(a.dtype, DType::Complex64);
+        assert_eq!(a.values, vec![Float(1.0), Int(3)]);
+        assert_eq!(a.imag, vec![-0.5, 0.0]);
+        // Real constants carry no imaginary parts.
+        let text = with_constants(&format!(r#""D": {}"#, scalar("float64", "2.5")));
+        assert!(load_str(&text).unwrap().constants["D"].imag.is_empty());
+    }
+
     /// Every spelling DaCe 1.0.2 and 2.x write for a constant's value: JSON
     /// numbers and bools, the strings of numpy scalars (`"True"`, `"7"`,
     /// `"0.25"`, `"-inf"`), Python's bare `Infinity`/`NaN` tokens, ndarrays;
@@ -1843,9 +1932,10 @@ mod tests {
     fn bad_constant_values_are_refused() {
         for (c, want) in [
             (
-                scalar("complex128", r#""(1+2j)""#),
+                scalar("float64", r#""(1+2j)""#),
                 "unsupported: complex constant",
             ),
+            (scalar("complex128", r#""(1+2j""#), "invalid complex number"),
             (
                 scalar("uint8", "300"),
                 "does not fit the constant's type uint8",

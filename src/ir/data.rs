@@ -143,8 +143,10 @@ pub struct Constant {
     pub dtype: DType,
     /// Shape (empty for a scalar).
     pub shape: Vec<usize>,
-    /// The values, flattened in C order.
+    /// The values, flattened in C order (the real parts of complex values).
     pub values: Vec<ConstValue>,
+    /// The imaginary parts of complex values (empty for real types).
+    pub imag: Vec<f64>,
 }
 
 /// One value of a constant, exactly as stored (an `int64` beyond 2^53 stays exact).

@@ -63,7 +63,9 @@ impl DType {
         }
     }
 
-    /// The C type DaCe uses in its ABI (`typeclass.ctype`); `int8` is plain `char`.
+    /// The C type DaCe uses in its ABI (`typeclass.ctype`); `int8` is plain `char`;
+    /// complex types are DaCe's `dace::complex64` / `dace::complex128`, which the
+    /// generated file defines (`std::complex` on CPUs, `thrust::complex` on GPUs).
     pub fn ctype(self) -> &'static str {
         match self {
             DType::Bool => "bool",
@@ -78,8 +80,29 @@ impl DType {
             DType::Float16 => "half",
             DType::Float32 => "float",
             DType::Float64 => "double",
-            DType::Complex64 => "std::complex<float>",
-            DType::Complex128 => "std::complex<double>",
+            DType::Complex64 => "dace::complex64",
+            DType::Complex128 => "dace::complex128",
+        }
+    }
+
+    /// The type in the C header: DaCe's C++ type, except complex types, which
+    /// are the header's `sdfgc_complex64` / `sdfgc_complex128` (C99 `_Complex`
+    /// in C, `std::complex` in C++; the same layout as DaCe's types).
+    pub fn header_ctype(self) -> &'static str {
+        match self {
+            DType::Complex64 => "sdfgc_complex64",
+            DType::Complex128 => "sdfgc_complex128",
+            t => t.ctype(),
+        }
+    }
+
+    /// The type of a complex number's real and imaginary parts (the type
+    /// itself for real types).
+    pub fn real_part(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            t => t,
         }
     }
 
@@ -143,7 +166,19 @@ impl DType {
     }
 
     /// The type of `a op b` for arithmetic operators (C/numpy-like promotion; ints become at least int32 as in C).
+    /// With a complex operand the result is complex: `complex128` if either
+    /// side is `complex128` or `float64` (numpy), else `complex64`.
     pub fn promote(a: DType, b: DType) -> DType {
+        if a.is_complex() || b.is_complex() {
+            let wide = [a, b]
+                .iter()
+                .any(|t| matches!(t, DType::Complex128 | DType::Float64));
+            return if wide {
+                DType::Complex128
+            } else {
+                DType::Complex64
+            };
+        }
         let t = if a.promotion_rank() >= b.promotion_rank() {
             a
         } else {

@@ -142,6 +142,14 @@ pub enum Func {
     CMod,
     /// A cast to a scalar type: `dace.float32(x)`, `int(x)`, `float(x)`, `double(x)`.
     Cast(DType),
+    /// `real(x)` / `x.real`: the real part (the value itself for real types).
+    Real,
+    /// `imag(x)` / `x.imag`: the imaginary part (zero for real types).
+    Imag,
+    /// `conj(x)` / `x.conjugate()`: the complex conjugate (the value itself for real types).
+    Conj,
+    /// `complex(re, im)`, and a Python imaginary literal `2j` as `complex(0.0, 2.0)`: a `complex128`.
+    Complex,
 }
 
 /// A statement of tasklet code, interstate assignments or loop statements.

@@ -42,6 +42,15 @@ pub struct Abi {
 }
 
 impl Param {
+    /// The declaration in the C header (complex types as the header names them).
+    pub fn header_decl(&self) -> String {
+        let t = self.dtype.header_ctype();
+        match self.kind {
+            ParamKind::Array => format!("{t} *{}", self.name),
+            ParamKind::Scalar | ParamKind::Symbol => format!("{t} {}", self.name),
+        }
+    }
+
     /// The C declaration of the parameter.
     pub fn c_decl(&self, restrict: bool) -> String {
         match self.kind {

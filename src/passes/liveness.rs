@@ -633,6 +633,22 @@ impl<'s> Walker<'s> {
                     }
                 }
             }
+            // A view inside a map fed through the map's entry or exit: the
+            // memlet names the viewed container.
+            for (node, other) in [(e.src, e.dst), (e.dst, e.src)] {
+                if let (NodeKind::Access(a), NodeKind::MapEntry(_) | NodeKind::MapExit { .. }) =
+                    (&st.nodes[node.index()].kind, &st.nodes[other.index()].kind)
+                    && sdfg
+                        .arrays
+                        .get(&a.data)
+                        .is_some_and(|d| d.kind == DataKind::View)
+                    && let Some(viewed) = e.memlet.data.as_ref().filter(|d| **d != a.data)
+                {
+                    let p = pos[top(e.src).index()];
+                    let pair = (self.id(sdfg.id, viewed, p), self.id(sdfg.id, &a.data, p));
+                    self.views.insert(pair);
+                }
+            }
             if let NodeKind::Access(acc) = &st.nodes[e.src.index()].kind {
                 let p = pos[top(e.dst).index()];
                 self.mark(sdfg.id, &acc.data, p, !e.memlet.is_empty(), false);

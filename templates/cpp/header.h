@@ -38,6 +38,9 @@
 #ifndef __cplusplus
 #include <stdbool.h>
 #endif
+{%- if !complex_types.is_empty() %}
+{{ complex_types }}
+{%- endif %}
 
 #ifdef __cplusplus
 extern "C" {

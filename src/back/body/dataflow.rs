@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::body::views;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, simplify};
 use crate::ir::*;
@@ -15,7 +16,7 @@ pub(crate) struct Adjacency {
 }
 
 impl Adjacency {
-    fn of(st: &State) -> Adjacency {
+    pub(crate) fn of(st: &State) -> Adjacency {
         let mut ins = vec![Vec::new(); st.nodes.len()];
         let mut outs = vec![Vec::new(); st.nodes.len()];
         for (i, e) in st.edges.iter().enumerate() {
@@ -33,37 +34,6 @@ pub(crate) struct StateCtx<'s> {
     pub adj: Adjacency,
     /// Children of each scope, in topological order (index = entry node; last = top level).
     pub children: Vec<Vec<NodeId>>,
-}
-
-/// The edge that defines view node `id` and the container it views: the
-/// edge with connector "views" on the view side, else the first edge
-/// between the view and another container (an access node, or the memlet's
-/// container through a map entry or exit).
-fn view_source(st: &State, adj: &Adjacency, id: NodeId, view: &str) -> Option<(usize, String)> {
-    let viewed_by = |e: &DataEdge| -> Option<String> {
-        let other = if e.dst == id { e.src } else { e.dst };
-        match &st.nodes[other.index()].kind {
-            NodeKind::Access(a) => Some(a.data.clone()),
-            NodeKind::MapEntry(_) | NodeKind::MapExit { .. } => {
-                e.memlet.data.clone().filter(|m| m != view)
-            }
-            _ => None,
-        }
-    };
-    let candidates: Vec<(usize, String)> = adj.ins[id.index()]
-        .iter()
-        .chain(&adj.outs[id.index()])
-        .filter_map(|&i| viewed_by(&st.edges[i]).map(|v| (i, v)))
-        .collect();
-    candidates
-        .iter()
-        .find(|(i, _)| {
-            let e = &st.edges[*i];
-            (e.dst == id && e.dst_conn.as_deref() == Some("views"))
-                || (e.src == id && e.src_conn.as_deref() == Some("views"))
-        })
-        .or(candidates.first())
-        .cloned()
 }
 
 fn data_of(st: &State, id: NodeId) -> Option<&str> {
@@ -156,79 +126,27 @@ impl FnWriter<'_> {
         Ok(frees)
     }
 
-    /// Declares the pointer of each view used at the top of the state (views
-    /// inside a map are declared where the map's body is written).
+    /// Declares the pointer of each top-level view of the state (views
+    /// inside a scope are declared at the start of its body: [`Self::scope`]).
     fn declare_views(&mut self, ctx: &StateCtx) -> Result<()> {
         let st = ctx.st;
-        let mut declared = BTreeSet::new();
-        for id in topological_order(st, ctx.path, "")? {
-            if st.nodes[id.index()].scope.is_none() {
-                self.declare_view(ctx, id, &mut declared)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Declares the pointer of view node `id` unless it is not a view or a
-    /// view of that name is in `declared`.
-    fn declare_view(
-        &mut self,
-        ctx: &StateCtx,
-        id: NodeId,
-        declared: &mut BTreeSet<String>,
-    ) -> Result<()> {
-        let st = ctx.st;
-        let Some(view) = data_of(st, id) else {
-            return Ok(());
-        };
-        let Some(d) = self.sdfg.arrays.get(view) else {
-            return Ok(());
-        };
-        if d.kind != DataKind::View || declared.contains(view) {
-            return Ok(());
-        }
-        let Some((ei, viewed)) = view_source(st, &ctx.adj, id, view) else {
-            return Err(Error::unsupported(
-                &st.nodes[id.index()].path,
-                format!("view '{view}' is not connected to the data it views"),
-            ));
-        };
-        let viewed = &viewed;
-        let edge = &st.edges[ei];
-        let Some(vd) = self.sdfg.arrays.get(viewed) else {
-            return Err(Error::invalid(
-                &st.nodes[id.index()].path,
-                format!("view '{view}' views unknown container '{viewed}'"),
-            ));
-        };
-        // The subset on the viewed container.
-        let sub = if edge.memlet.data.as_deref() == Some(viewed.as_str()) {
-            edge.memlet.subset.clone()
-        } else {
-            edge.memlet.other_subset.clone()
-        };
-        let start: Vec<Expr> = match sub {
-            Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
-            _ => vec![Expr::Int(0); vd.rank()],
-        };
-        let base = match self.access.get(viewed) {
-            Some(Access::Value(v)) => format!("&{v}"),
-            _ => format!("&{}", self.element(viewed, vd, &start)),
-        };
-        self.out
-            .line(format!("{} * {view} = {base};", d.dtype.ctype()));
-        declared.insert(view.to_string());
-        Ok(())
+        let top: Vec<NodeId> = topological_order(st, ctx.path, "")?
+            .into_iter()
+            .filter(|id| st.nodes[id.index()].scope.is_none())
+            .collect();
+        self.declare_views_of(ctx, &top)
     }
 
     /// Writes the nodes of one scope, in order.
     pub(crate) fn scope(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
-        let mut views = BTreeSet::new();
+        let scoped: Vec<NodeId> = nodes
+            .iter()
+            .copied()
+            .filter(|id| ctx.st.nodes[id.index()].scope.is_some())
+            .collect();
+        self.declare_views_of(ctx, &scoped)?;
         for &id in nodes {
             let n = &ctx.st.nodes[id.index()];
-            if n.scope.is_some() {
-                self.declare_view(ctx, id, &mut views)?;
-            }
             match &n.kind {
                 NodeKind::Access(_) => self.copies_from(ctx, id)?,
                 NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
@@ -426,14 +344,15 @@ impl FnWriter<'_> {
     fn copies_from(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
         let st = ctx.st;
         let this = data_of(st, id).unwrap_or_default().to_string();
-        // A view defined through a map entry or exit is a pointer, not a copy.
-        let defining = self
-            .sdfg
-            .arrays
-            .get(&this)
-            .filter(|d| d.kind == DataKind::View)
-            .and_then(|_| view_source(st, &ctx.adj, id, &this))
-            .map(|(ei, _)| ei);
+        // The edge that defines a view moves no data: the view is a pointer into it.
+        let defining = |node: NodeId| -> Option<usize> {
+            let d = data_of(st, node)?;
+            if self.sdfg.arrays.get(d)?.kind != DataKind::View {
+                return None;
+            }
+            views::view_edge(st, &ctx.adj, node).map(|v| v.edge)
+        };
+        let own = defining(id);
         // Reads into this node through the map entry of its scope, and
         // writes out of it through the map exit: copies between this
         // container and the one the memlet names.
@@ -442,7 +361,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapEntry(_), Some(outer)) =
                 (&st.nodes[e.src.index()].kind, &e.memlet.data)
                 && *outer != this
-                && defining != Some(ei)
+                && own != Some(ei)
             {
                 self.copy_op(ctx, id, e, &outer.clone(), &this)?;
             }
@@ -452,7 +371,7 @@ impl FnWriter<'_> {
             if let (NodeKind::MapExit { .. }, Some(outer)) =
                 (&st.nodes[e.dst.index()].kind, &e.memlet.data)
                 && *outer != this
-                && defining != Some(ei)
+                && own != Some(ei)
             {
                 self.copy_op(ctx, id, e, &this, &outer.clone())?;
             }
@@ -466,24 +385,7 @@ impl FnWriter<'_> {
             if e.memlet.is_empty() || (src == dst && self.identity_copy(&e.memlet, &src)) {
                 continue;
             }
-            let is_view_edge =
-                e.dst_conn.as_deref() == Some("views") || e.src_conn.as_deref() == Some("views");
-            let dst_view = self
-                .sdfg
-                .arrays
-                .get(&dst)
-                .is_some_and(|d| d.kind == DataKind::View);
-            let src_view = self
-                .sdfg
-                .arrays
-                .get(&src)
-                .is_some_and(|d| d.kind == DataKind::View);
-            if is_view_edge
-                || ((dst_view || src_view)
-                    && e.src_conn.is_none()
-                    && e.dst_conn.is_none()
-                    && self.is_defining_view_edge(ctx, e, &src, &dst))
-            {
+            if own == Some(ei) || defining(e.dst) == Some(ei) {
                 continue;
             }
             self.copy_op(ctx, id, e, &src, &dst)?;
@@ -503,30 +405,6 @@ impl FnWriter<'_> {
                     && simplify(&a.end) == simplify(&b.end)
                     && simplify(&a.step) == simplify(&b.step)
             })
-    }
-
-    fn is_defining_view_edge(&self, ctx: &StateCtx, e: &DataEdge, src: &str, dst: &str) -> bool {
-        // A view node with a single access-node neighbour is defined by that edge.
-        let st = ctx.st;
-        let check = |view_node: NodeId| {
-            let n = ctx.adj.ins[view_node.index()]
-                .iter()
-                .chain(&ctx.adj.outs[view_node.index()])
-                .filter(|&&i| {
-                    let x = &st.edges[i];
-                    let other = if x.dst == view_node { x.src } else { x.dst };
-                    data_of(st, other).is_some()
-                })
-                .count();
-            n == 1
-        };
-        let is_view = |d: &str| {
-            self.sdfg
-                .arrays
-                .get(d)
-                .is_some_and(|x| x.kind == DataKind::View)
-        };
-        (is_view(dst) && check(e.dst)) || (is_view(src) && check(e.src))
     }
 
     /// The full range of a container.

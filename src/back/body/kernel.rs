@@ -161,6 +161,16 @@ impl FnWriter<'_> {
             let Some(desc) = self.sdfg.arrays.get(d) else {
                 continue;
             };
+            // Views inside the kernel's map are declared in its body.
+            if desc.kind == DataKind::View
+                && nodes.iter().any(|&id| {
+                    let n = &st.nodes[id.index()];
+                    matches!(&n.kind, NodeKind::Access(a) if a.data == *d)
+                        && n.scope.is_some_and(|s| nodes.contains(&s))
+                })
+            {
+                continue;
+            }
             // Containers that live inside the kernel are declared there.
             if let Some(plan) = self.p.alloc.get(self.sdfg.id, d)
                 && plan.memory == Memory::Local

@@ -11,6 +11,7 @@ mod kernel;
 mod streams;
 mod tasklet;
 mod threadblock;
+mod views;
 
 pub(crate) use function::FnWriter;
 pub use function::{copy_stride_name, member_name};

@@ -3,8 +3,8 @@
 
 use askama::Template;
 
-use crate::back::cexpr;
 use crate::back::gpu::Dialect;
+use crate::back::{cexpr, complex};
 use crate::diag::{Error, ErrorKind, Result};
 use crate::driver::Outputs;
 use crate::ir::*;
@@ -212,6 +212,8 @@ struct Header<'a> {
     signature: String,
     init_params: String,
     init_params_tail: String,
+    /// The header's complex typedefs, where a parameter is complex.
+    complex_types: &'static str,
     /// One comment line per symbol (what it means).
     symbols: Vec<String>,
     /// One comment line per program argument.
@@ -318,8 +320,14 @@ pub fn write(p: &Program) -> Result<Outputs> {
         .abi
         .program
         .iter()
-        .map(|x| format!(", {}", x.c_decl(false)))
+        .map(|x| format!(", {}", x.header_decl()))
         .collect();
+    let header_complex = p
+        .abi
+        .program
+        .iter()
+        .chain(&p.abi.init)
+        .any(|x| x.dtype.is_complex());
     let program_args: String = p
         .abi
         .program
@@ -332,8 +340,20 @@ pub fn write(p: &Program) -> Result<Outputs> {
     } else {
         init_list.join(", ")
     };
+    let header_init_list: Vec<String> = p.abi.init.iter().map(|x| x.header_decl()).collect();
+    let header_init_params = if header_init_list.is_empty() {
+        "void".to_string()
+    } else {
+        header_init_list.join(", ")
+    };
+    let header_init_tail: String = header_init_list.iter().map(|x| format!(", {x}")).collect();
     let init_params_tail: String = init_list.iter().map(|x| format!(", {x}")).collect();
 
+    {
+        let mut all = Vec::new();
+        collect_sdfgs(sdfg, &mut all);
+        complex::refuse_wcr(&all, p.gpu.is_some())?;
+    }
     let mut functions = Vec::new();
     let writer = FnWriter::new(p, sdfg, &mut functions, false);
     let (body, _) = writer.write_body()?;
@@ -571,11 +591,25 @@ pub fn write(p: &Program) -> Result<Outputs> {
         None => "as stored in the SDFG".to_string(),
         Some(m) => format!("{m:?}").to_lowercase(),
     };
+    let uses_complex = complex::used_in(&body)
+        || complex::used_in(&program_params)
+        || complex::used_in(&globals)
+        || functions.iter().any(|f| complex::used_in(f))
+        || members.iter().any(|m| complex::used_in(m));
+    let prelude = if uses_complex {
+        let mut s = format!("{}\n{}", cexpr::PRELUDE.trim_end(), complex::PRELUDE);
+        if p.gpu.is_some() {
+            s = format!("{s}\n{}", complex::GPU_ATOMICS);
+        }
+        s
+    } else {
+        cexpr::PRELUDE.trim_end().to_string()
+    };
     let tu = TranslationUnit {
         name,
         version,
         mode,
-        prelude: cexpr::PRELUDE.trim_end(),
+        prelude: &prelude,
         runtime: {
             let mut r = RUNTIME.to_string();
             if let Some(g) = p.gpu {
@@ -622,8 +656,13 @@ pub fn write(p: &Program) -> Result<Outputs> {
         version,
         program_params: header_params,
         signature: signature_json(&p.abi),
-        init_params,
-        init_params_tail,
+        init_params: header_init_params,
+        init_params_tail: header_init_tail,
+        complex_types: if header_complex {
+            complex::HEADER_TYPES
+        } else {
+            ""
+        },
         symbols: crate::back::sample::symbol_lines(p),
         arguments: crate::back::sample::argument_lines(p),
         memory: crate::back::sample::memory_lines(p),
@@ -828,13 +867,29 @@ fn constant_decl(name: &str, c: &Constant) -> String {
             cexpr::float_literal(v.as_f64())
         }
     };
+    let element = |i: usize| {
+        let re = lit(c.values.get(i).copied().unwrap_or(ConstValue::Int(0)));
+        if c.dtype.is_complex() {
+            let im = lit(ConstValue::Float(c.imag.get(i).copied().unwrap_or(0.0)));
+            format!("{ct}({re}, {im})")
+        } else {
+            re
+        }
+    };
     if c.shape.is_empty() {
+        // `thrust::complex` has no constexpr constructor (kernels receive
+        // constants as arguments, so `const` is enough for complex ones).
+        let qual = if c.dtype.is_complex() {
+            "const"
+        } else {
+            "constexpr"
+        };
         format!(
-            "[[maybe_unused]] static constexpr {ct} {name} = {};\n",
-            lit(c.values.first().copied().unwrap_or(ConstValue::Int(0)))
+            "[[maybe_unused]] static {qual} {ct} {name} = {};\n",
+            element(0)
         )
     } else {
-        let vals: Vec<String> = c.values.iter().map(|v| lit(*v)).collect();
+        let vals: Vec<String> = (0..c.values.len()).map(element).collect();
         format!(
             "static const {ct} {name}[{}] = {{{}}};\n",
             c.values.len().max(1),
@@ -847,10 +902,7 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
     refuse_environments(&sdfg.body)?;
     for (n, d) in &sdfg.arrays {
-        if matches!(
-            d.dtype,
-            DType::Complex64 | DType::Complex128 | DType::Float16
-        ) {
+        if d.dtype == DType::Float16 {
             return Err(Error::unsupported(
                 &d.path,
                 format!("data '{n}' of type {}", d.dtype),
@@ -867,4 +919,49 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Complex constants are declared from both parts; real ones keep exact values.
+    #[test]
+    fn constant_declarations() {
+        let c = |dtype, shape: Vec<usize>, values, imag| Constant {
+            dtype,
+            shape,
+            values,
+            imag,
+        };
+        let z = c(
+            DType::Complex128,
+            vec![],
+            vec![ConstValue::Float(1.0)],
+            vec![2.0],
+        );
+        let d = constant_decl("Z", &z);
+        assert!(
+            d.starts_with("[[maybe_unused]] static const dace::complex128 Z"),
+            "{d}"
+        );
+        assert!(d.contains("(1.0, 2.0)"), "{d}");
+        let a = c(
+            DType::Complex64,
+            vec![2],
+            vec![ConstValue::Int(3), ConstValue::Float(-0.5)],
+            vec![0.0, 4.0],
+        );
+        let d = constant_decl("A", &a);
+        assert!(d.contains("A[2]"), "{d}");
+        assert!(d.contains("(3.0, 0.0)"), "{d}");
+        assert!(d.contains("(-0.5, 4.0)"), "{d}");
+        let i = c(
+            DType::Int64,
+            vec![],
+            vec![ConstValue::Int(9007199254740993)],
+            vec![],
+        );
+        assert!(constant_decl("I", &i).contains("9007199254740993"));
+    }
 }

@@ -105,6 +105,9 @@ const STMT_KEYWORDS: &[&str] = &[
 /// Module prefixes whose attributes resolve by their last component.
 const MODULES: &[&str] = &["math", "np", "numpy", "dace", "cmath"];
 
+/// Attributes of a value that tasklet code may read: `x.real`, `x.imag`, `x.conjugate()`.
+const COMPLEX_ATTRIBUTES: &[&str] = &["real", "imag", "conjugate"];
+
 struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
@@ -771,7 +774,27 @@ impl<'a> Parser<'a> {
                 Tok::Punct(Punct::LParen) => {
                     return Err(self.err_here("call of a non-function expression".into()));
                 }
-                Tok::Punct(Punct::Dot) => return Err(self.construct("attribute access")),
+                Tok::Punct(Punct::Dot) => {
+                    let func = match self.peek_at(1) {
+                        Tok::Name("real") => Func::Real,
+                        Tok::Name("imag") => Func::Imag,
+                        Tok::Name("conjugate")
+                            if self.peek_at(2) == Tok::Punct(Punct::LParen)
+                                && self.peek_at(3) == Tok::Punct(Punct::RParen) =>
+                        {
+                            Func::Conj
+                        }
+                        _ => return Err(self.construct("attribute access")),
+                    };
+                    self.bump();
+                    self.bump();
+                    if func == Func::Conj {
+                        self.bump();
+                        self.bump();
+                    }
+                    let (depth, inner) = (e.depth + 1, e.expr);
+                    e = self.located(node(depth, move || Expr::Call(func, vec![inner])))?;
+                }
                 _ => return Ok(e),
             }
         }
@@ -804,6 +827,20 @@ impl<'a> Parser<'a> {
             Tok::Int(_) | Tok::Float(_) => {
                 let lit = self.literal()?;
                 self.typed(lit)
+            }
+            Tok::Imag(v) => {
+                self.bump();
+                if let Tok::Suffix(suffix) = self.peek() {
+                    let t = self.bump();
+                    return Err(Self::err_at(
+                        &t,
+                        format!("unsupported type suffix '{suffix}' on a complex literal"),
+                    ));
+                }
+                Ok(Tree::leaf(Expr::Call(
+                    Func::Complex,
+                    vec![Expr::Float(0.0), Expr::Float(v)],
+                )))
             }
             Tok::Name(n) => self.name(n),
             Tok::Punct(Punct::LParen) => {
@@ -894,6 +931,10 @@ impl<'a> Parser<'a> {
                 Tok::Name(a) => a,
                 _ => "",
             };
+            if COMPLEX_ATTRIBUTES.contains(&attr) {
+                // `x.real`, `x.imag`, `x.conjugate()`: read by `primary`.
+                return Ok(Tree::leaf(Expr::Sym(n.to_string())));
+            }
             return Err(self.construct(&format!("attribute access '{n}.{attr}'")));
         }
         while MODULES.contains(&last) && self.is_punct(Punct::Dot) {
@@ -1205,6 +1246,11 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "remainder" => Func::Remainder,
         "copysign" => Func::CopySign,
         "fmod" => Func::Fmod,
+        "real" => Func::Real,
+        "imag" => Func::Imag,
+        "conj" | "conjugate" => Func::Conj,
+        "complex" if n == 1 => Func::Cast(DType::Complex128),
+        "complex" => Func::Complex,
         "int" | "int_" => Func::Cast(DType::Int64),
         "float" | "double" | "float_" => Func::Cast(DType::Float64),
         // C++ type names DaCe 2 prints casts with (`dtypes.CTYPE_TO_TYPECLASS`).
@@ -1232,6 +1278,7 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         | Func::Fmin
         | Func::Fmax
         | Func::Remainder
+        | Func::Complex
         | Func::CMod => 2,
         _ => 1,
     };
@@ -1498,6 +1545,49 @@ mod tests {
             )
         );
         assert_eq!(p("a[i, j,]"), Expr::Index("a".into(), vec![s("i"), s("j")]));
+    }
+
+    #[test]
+    fn complex_literals_and_attributes() {
+        let cplx = |re: f64, im: f64| call(Func::Complex, vec![Expr::Float(re), Expr::Float(im)]);
+        assert_eq!(p("1j"), cplx(0.0, 1.0));
+        assert_eq!(p("2.5J"), cplx(0.0, 2.5));
+        assert_eq!(p("1e-3j"), cplx(0.0, 1e-3));
+        assert_eq!(
+            p("-1j * x"),
+            b(
+                BinaryOp::Mul,
+                Expr::Unary(UnaryOp::Neg, Box::new(cplx(0.0, 1.0))),
+                s("x")
+            )
+        );
+        assert_eq!(p("x.real"), call(Func::Real, vec![s("x")]));
+        assert_eq!(
+            p("a[i].imag + 1"),
+            b(
+                BinaryOp::Add,
+                call(Func::Imag, vec![Expr::Index("a".into(), vec![s("i")])]),
+                Expr::Int(1)
+            )
+        );
+        assert_eq!(p("z.conjugate()"), call(Func::Conj, vec![s("z")]));
+        assert_eq!(p("np.conj(z)"), call(Func::Conj, vec![s("z")]));
+        assert_eq!(p("numpy.real(z)"), call(Func::Real, vec![s("z")]));
+        assert_eq!(p("imag(z)"), call(Func::Imag, vec![s("z")]));
+        assert_eq!(
+            p("complex(a, b)"),
+            call(Func::Complex, vec![s("a"), s("b")])
+        );
+        assert_eq!(
+            p("complex(a)"),
+            call(Func::Cast(DType::Complex128), vec![s("a")])
+        );
+        assert_eq!(
+            p("dace.complex64(a)"),
+            call(Func::Cast(DType::Complex64), vec![s("a")])
+        );
+        assert!(parse_expr("x.conjugate").is_err());
+        assert!(parse_expr("x.shape").is_err());
     }
 
     #[test]
@@ -1861,7 +1951,6 @@ mod tests {
             ("elif x:\n  y = 1", "'elif' without a matching 'if'", 1),
             ("if x: if y: z = 1", "'if' statement on the line", 1),
             ("if x:\n  y = 1\n  with a: pass", "'with' statement", 3),
-            ("y = 1j", "complex literal", 1),
             ("y = x in z", "'in' operator", 1),
             ("y = [i for i in range(3)]", "list literal", 1),
             ("y = gamma(x)", "unknown function 'gamma'", 1),
@@ -2106,7 +2195,7 @@ mod tests {
         for (bad, msg) in [
             ("1.0bf16", "typed constant of type 'bf16'"),
             ("1.0f16", "typed constant of type 'f16'"),
-            ("(1.0 + 2.0j)c64", "complex literal"),
+            ("2.0jf64", "type suffix 'f64' on a complex literal"),
             ("5i65", "invalid number literal"),
         ] {
             let e = parse_expr(bad).unwrap_err().to_string();

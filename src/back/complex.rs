@@ -1,0 +1,151 @@
+//! Complex numbers in generated code: DaCe's `dace::complex64` /
+//! `dace::complex128` (`std::complex` on CPUs, `thrust::complex` in CUDA files
+//! as DaCe's `types.h`, and in HIP files where rocThrust is installed, else
+//! `std::complex`, which clang compiles for the device), the helpers that tasklet code and
+//! write-conflict resolution call on them, and the header's C types.
+
+/// Definitions a translation unit carries when it uses complex numbers.
+/// Needs [`crate::back::cexpr::PRELUDE`] (for `SDFGC_HD`) first.
+pub const PRELUDE: &str = r#"// ---- complex numbers: DaCe's dace::complex64 / dace::complex128 ----
+#if defined(__CUDACC__) || (defined(__HIPCC__) && __has_include(<thrust/complex.h>))
+#include <thrust/complex.h>
+template <typename T>
+using sdfgc_cplx = thrust::complex<T>;
+#else
+// Host code, and HIP without rocThrust: clang's CUDA/HIP wrapper of <complex>
+// makes std::complex usable in device code. Same layout either way.
+#include <complex>
+template <typename T>
+using sdfgc_cplx = std::complex<T>;
+#endif
+namespace dace {
+typedef sdfgc_cplx<float> complex64;
+typedef sdfgc_cplx<double> complex128;
+}  // namespace dace
+// real(x), imag(x), conj(x) for complex and real values (DaCe's dace::math::conj).
+template <typename T>
+SDFGC_HD T sdfgc_real(const T &a) { return a; }
+template <typename T>
+SDFGC_HD T sdfgc_real(const sdfgc_cplx<T> &a) { return a.real(); }
+template <typename T>
+SDFGC_HD T sdfgc_imag(const T &) { return T(0); }
+template <typename T>
+SDFGC_HD T sdfgc_imag(const sdfgc_cplx<T> &a) { return a.imag(); }
+template <typename T>
+SDFGC_HD T sdfgc_conj(const T &a) { return a; }
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> sdfgc_conj(const sdfgc_cplx<T> &a) { return conj(a); }
+// Atomic complex sum: the real and imaginary parts are added atomically one
+// by one (a sum commutes componentwise; the layout is two T's, as C's _Complex).
+template <typename T>
+static inline void sdfgc_atomic_add_complex(sdfgc_cplx<T> *p, sdfgc_cplx<T> v) {
+    T *parts = reinterpret_cast<T *>(p);
+    const T re = v.real(), im = v.imag();
+#pragma omp atomic
+    parts[0] += re;
+#pragma omp atomic
+    parts[1] += im;
+}"#;
+
+/// The device-side complex sum of GPU files (after [`PRELUDE`]): two
+/// native atomic adds (`double` atomics need sm_60 or newer).
+pub const GPU_ATOMICS: &str = r#"template <typename T>
+__device__ inline void sdfgc_gpu_atomic_add_complex(sdfgc_cplx<T> *p, sdfgc_cplx<T> v) {
+    T *parts = reinterpret_cast<T *>(p);
+    atomicAdd(&parts[0], v.real());
+    atomicAdd(&parts[1], v.imag());
+}"#;
+
+/// The header's complex types (before its `extern "C"` block).
+pub const HEADER_TYPES: &str = r#"#ifndef SDFGC_COMPLEX_TYPES
+#define SDFGC_COMPLEX_TYPES
+/* Complex numbers: two floats / doubles, real part first (DaCe's dace::complex64 / complex128). */
+#ifdef __cplusplus
+#include <complex>
+typedef std::complex<float> sdfgc_complex64;
+typedef std::complex<double> sdfgc_complex128;
+#else
+#include <complex.h>
+typedef float _Complex sdfgc_complex64;
+typedef double _Complex sdfgc_complex128;
+#endif
+#endif"#;
+
+/// Whether generated code uses complex numbers or the helpers of [`PRELUDE`].
+pub fn used_in(code: &str) -> bool {
+    [
+        "dace::complex",
+        "sdfgc_real(",
+        "sdfgc_imag(",
+        "sdfgc_conj(",
+        "atomic_add_complex(",
+    ]
+    .iter()
+    .any(|m| code.contains(m))
+}
+
+use crate::diag::{Error, Result};
+use crate::ir::*;
+
+/// Refuses, by name, the write-conflict resolutions (memlets and Reduce
+/// nodes) on complex data that the writers cannot express: min / max
+/// (complex numbers are unordered), and on GPU targets a complex128 update
+/// other than a sum (device atomics stop at 8 bytes; a sum is two atomic adds).
+pub fn refuse_wcr(sdfgs: &[&Sdfg], gpu: bool) -> Result<()> {
+    fn check(sdfg: &Sdfg, w: &Wcr, data: &str, path: &str, gpu: bool) -> Result<()> {
+        let Some(d) = sdfg.arrays.get(data) else {
+            return Ok(());
+        };
+        let refused = d.dtype.is_complex()
+            && (matches!(w.kind, WcrKind::Min | WcrKind::Max)
+                || (gpu
+                    && d.dtype == DType::Complex128
+                    && !matches!(w.kind, WcrKind::Sum | WcrKind::Replace)));
+        if refused {
+            return Err(Error::unsupported(
+                path,
+                format!(
+                    "write-conflict resolution '{}' on '{data}' of type {}{}",
+                    w.text,
+                    d.dtype,
+                    if gpu { " on a GPU target" } else { "" }
+                ),
+            ));
+        }
+        Ok(())
+    }
+    fn region(sdfg: &Sdfg, r: &Region, gpu: bool) -> Result<()> {
+        for b in &r.blocks {
+            match &b.kind {
+                BlockKind::State(st) => {
+                    for e in &st.edges {
+                        if let (Some(w), Some(data)) = (&e.memlet.wcr, &e.memlet.data) {
+                            check(sdfg, w, data, &e.path, gpu)?;
+                        }
+                        // A reduction writes its output with its lambda.
+                        if let NodeKind::Library(LibraryNode {
+                            kind: LibraryKind::Reduce { wcr, .. },
+                            ..
+                        }) = &st.nodes[e.src.index()].kind
+                            && let Some(data) = &e.memlet.data
+                        {
+                            check(sdfg, wcr, data, &st.nodes[e.src.index()].path, gpu)?;
+                        }
+                    }
+                }
+                BlockKind::Region(inner) => region(sdfg, inner, gpu)?,
+                BlockKind::Conditional(brs) => {
+                    for (_, body) in brs {
+                        region(sdfg, body, gpu)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    for s in sdfgs {
+        region(s, &s.body, gpu)?;
+    }
+    Ok(())
+}
