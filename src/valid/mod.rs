@@ -187,13 +187,34 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                         ),
                     ));
                 }
-                let outer = scope_params(st, n.scope);
-                for r in &m.range {
+                // A range may use the map's earlier parameters (DaCe writes
+                // `_i0 = _j0 + tid : ...`): the loops nest in parameter order.
+                // GPU maps spread their parameters over the grid or the block,
+                // so there the ranges must not depend on one another.
+                let mut known = scope_params(st, n.scope);
+                let gpu = matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuThreadBlock);
+                for (k, (r, p)) in m.range.iter().zip(&m.params).enumerate() {
                     for e in [&r.start, &r.end, &r.step] {
-                        check_names_in(e, names, &outer, &n.path, || {
+                        check_names_in(e, names, &known, &n.path, || {
                             format!("range of map '{}'", m.label)
                         })?;
+                        let mut dependent = None;
+                        e.visit_names(&mut |x| {
+                            if m.params[..k].iter().any(|q| q == x) {
+                                dependent = Some(x.to_string());
+                            }
+                        });
+                        if let (true, Some(q)) = (gpu, dependent) {
+                            return Err(Error::unsupported(
+                                &n.path,
+                                format!(
+                                    "GPU map '{}': the range of '{p}' depends on its parameter '{q}'",
+                                    m.label
+                                ),
+                            ));
+                        }
                     }
+                    known.push(p);
                 }
             }
             NodeKind::Nested(ns) => validate_nested(ns, n, label)?,

@@ -108,6 +108,9 @@ const MODULES: &[&str] = &["math", "np", "numpy", "dace", "cmath"];
 /// Attributes of a value that tasklet code may read: `x.real`, `x.imag`, `x.conjugate()`.
 const COMPLEX_ATTRIBUTES: &[&str] = &["real", "imag", "conjugate"];
 
+/// The CUDA/HIP built-in index variables (`threadIdx.x` ...).
+const GPU_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
+
 struct Parser<'a> {
     toks: Vec<Token<'a>>,
     pos: usize,
@@ -934,6 +937,13 @@ impl<'a> Parser<'a> {
             if COMPLEX_ATTRIBUTES.contains(&attr) {
                 // `x.real`, `x.imag`, `x.conjugate()`: read by `primary`.
                 return Ok(Tree::leaf(Expr::Sym(n.to_string())));
+            }
+            if GPU_BUILTINS.contains(&n) && matches!(attr, "x" | "y" | "z") {
+                // CUDA/HIP's `threadIdx.x` and kin, which DaCe's GPU code
+                // writes into tasklets and prints unchanged.
+                self.bump();
+                self.bump();
+                return Ok(Tree::leaf(Expr::Sym(format!("{n}.{attr}"))));
             }
             return Err(self.construct(&format!("attribute access '{n}.{attr}'")));
         }
