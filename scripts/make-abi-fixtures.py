@@ -8,20 +8,15 @@ Run once with each DaCe (the case folder collects both variants):
     /work/venv-dace1/bin/python scripts/make-abi-fixtures.py   # program.sdfg (DaCe 1.0.2)
     /work/venv-dace2/bin/python scripts/make-abi-fixtures.py   # program.v2.sdfg (DaCe 2.x)
 """
-import importlib.util
-import json
 import os
-import sys
 
 import numpy as np
 import dace
 from dace import Memlet
 
+from fixturelib import merge_variant
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location('gpufix', os.path.join(HERE, 'make-gpu-fixtures.py'))
-gpufix = importlib.util.module_from_spec(spec)
-sys.argv = sys.argv[:1]
-spec.loader.exec_module(gpufix)
 
 OUT = os.path.join(HERE, '..', 'fixtures', 'corpus', 'untouched_array_args')
 V2 = dace.__version__.startswith('2')
@@ -69,9 +64,7 @@ def main():
     b.tofile(os.path.join(OUT, 'b.out.bin'))
     np.full(5, 7.0).tofile(os.path.join(OUT, 'c.in.bin'))
     np.array([alpha]).tofile(os.path.join(OUT, 'alpha.in.bin'))
-    path = os.path.join(OUT, 'case.json')
-    case = json.load(open(path)) if os.path.exists(path) else {'abi': {}}
-    case.update({
+    merge_variant(OUT, {
         'name': 'untouched_array_args',
         'description': __doc__.strip().splitlines()[0] + ' b = alpha * a + N + shift on strided arrays; c is never used.',
         'symbols': {'N': n, 'M': 5, '__a_stride': sa, '__b_stride': sb, '__c_Edge_stride': 1, 'shift': 11},
@@ -80,14 +73,7 @@ def main():
                      'atol': 1e-12}],
         'default_variant': 'program.sdfg',
         'features': ['abi', 'strides', 'untouched_argument'],
-    })
-    case['abi'][VARIANT] = gpufix.abi_entry(sdfg, args)
-    case.setdefault('generator', {})[VARIANT] = {'dace_version': dace.__version__,
-                                                 'script': 'scripts/make-abi-fixtures.py'}
-    with open(path, 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
-    print('wrote', VARIANT, json.dumps([p['name'] for p in case['abi'][VARIANT]['program']['params']]))
+    }, VARIANT, sdfg, args, 'scripts/make-abi-fixtures.py')
 
 
 if __name__ == '__main__':

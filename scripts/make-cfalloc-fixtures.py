@@ -16,74 +16,16 @@ Run with DaCe 1.0.2:  /work/venv-dace1/bin/python scripts/make-cfalloc-fixtures.
 own compiled CPU library is run on the same inputs and must reproduce them
 (`dace_check` in case.json). The ABI entries are parsed from DaCe's code.
 """
-import json
 import os
-import re
-import sys
-import tempfile
 
 import numpy as np
 import dace
 from dace import Memlet
 
+from fixturelib import abi_entry, generator_info, out_dir, output_entry, scratch_dir, write_json
+
 SEED = 20261201
-OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                      os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'corpus'))
-
-CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
-          'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool', 'char *': None}
-
-
-def parse_params(text):
-    out = []
-    for p in [x.strip() for x in text.split(',') if x.strip()]:
-        p = p.replace('__restrict__', '').strip()
-        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', p)
-        ctype, name = m.group(1).strip(), m.group(2)
-        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
-        out.append((name, ctype))
-    return out
-
-
-def abi_entry(sdfg, args):
-    """Exported functions of DaCe's generated code for `sdfg`."""
-    code = '\n'.join(c.clean_code for c in sdfg.generate_code())
-    name = sdfg.name
-    kinds = {a['name']: a['kind'] for a in args}
-
-    def fn(symbol, ret):
-        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
-        assert m, symbol
-        params = []
-        for pname, ctype in parse_params(m.group(1)):
-            if pname == '__state':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
-            elif ctype == 'char *':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'workspace'})
-            elif ctype.endswith('*'):
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'array',
-                               'dtype': CTYPES[ctype[:-1].strip()]})
-            else:
-                kind = 'scalar' if kinds.get(pname) == 'scalar' else 'symbol'
-                params.append({'name': pname, 'ctype': ctype, 'kind': kind, 'dtype': CTYPES[ctype]})
-        return {'symbol': symbol, 'return': ret, 'params': params}
-
-    external = []
-    for storage in sorted(set(re.findall(r'__dace_get_external_memory_size_([A-Za-z_]+)\s*\(', code))):
-        external.append({
-            'storage': storage,
-            'size': fn(f'__dace_get_external_memory_size_{storage}', 'size_t'),
-            'set': fn(f'__dace_set_external_memory_{storage}', 'void'),
-        })
-    return {
-        'sdfg_name': name,
-        'state_struct': f'{name}_state_t',
-        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
-        'program': fn(f'__program_{name}', 'void'),
-        'exit': fn(f'__dace_exit_{name}', 'int'),
-        'external_memory': external,
-        'other_exports': [],
-    }
+OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'corpus'))
 
 
 def externalize(sdfg):
@@ -140,7 +82,7 @@ def write_case(name, description, variants, symbols, inputs, expected, scalars, 
     abi, checks, external = {}, {}, {}
     for fname, sdfg in variants.items():
         sdfg.save(os.path.join(d, fname))
-        abi[fname] = abi_entry(sdfg, args)
+        abi[fname] = abi_entry(sdfg, args, external=True, other_exports=True)
         external[fname] = [
             f'0:{k}' for k, v in sdfg.arrays.items() if v.transient and v.lifetime == dace.AllocationLifetime.External]
         if 'gpu' in fname:
@@ -157,8 +99,7 @@ def write_case(name, description, variants, symbols, inputs, expected, scalars, 
         'description': description,
         'symbols': symbols,
         'args': args,
-        'outputs': [{'name': n, 'file': f'{n}.out.bin', 'dtype': str(v.dtype), 'shape': list(v.shape),
-                     'rtol': tol[0], 'atol': tol[1]} for n, v in expected.items()],
+        'outputs': [output_entry(n, v, tol) for n, v in expected.items()],
         'abi': abi,
         'default_variant': 'program.sdfg',
         'variants': {f: True for f in variants},
@@ -167,12 +108,9 @@ def write_case(name, description, variants, symbols, inputs, expected, scalars, 
         'notes': notes,
         'sdfg_name': variants['program.sdfg'].name,
         'dace_check': checks,
-        'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
-                      'script': 'scripts/make-cfalloc-fixtures.py'},
+        'generator': generator_info('scripts/make-cfalloc-fixtures.py', SEED),
     }
-    with open(os.path.join(d, 'case.json'), 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
+    write_json(os.path.join(d, 'case.json'), case)
     print('wrote', d)
 
 
@@ -294,7 +232,7 @@ def make_loop_sized_transient(rng):
 
 
 if __name__ == '__main__':
-    os.chdir(tempfile.mkdtemp(prefix='make-cfalloc-fixtures-'))  # DaCe writes .dacecache/ here
+    scratch_dir('make-cfalloc-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
     make_self_copy_boundary(rng)
     make_loop_sized_transient(rng)

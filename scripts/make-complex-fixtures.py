@@ -22,10 +22,7 @@ Check: DaCe's own generated CPU code is built with g++ against DaCe's
 runtime headers and run through fixtures/corpus/run_case.py on the stored
 inputs; it must reproduce the numpy outputs.
 """
-import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -33,6 +30,8 @@ import numpy as np
 os.environ.setdefault("DACE_compiler_cuda_backend", "cuda")
 os.environ.setdefault("DACE_default_build_folder", os.path.join(tempfile.gettempdir(), "dacecache-complex-fixtures"))
 import dace
+
+from fixturelib import arglist_abi, generator_info, out_dir, run_dace_cpu_code, write_json  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 N = dace.symbol("N")
@@ -78,35 +77,6 @@ def reference(n, seed=20261201):
     return ins, outs
 
 
-def abi(sdfg, code):
-    """The exported functions in DaCe's calling convention (checked against DaCe's code)."""
-    state = {"name": "__state", "ctype": f"{sdfg.name}_state_t *", "kind": "state"}
-    params = [state]
-    for name, desc in sdfg.arglist().items():
-        if isinstance(desc, dace.data.Array):
-            params.append({"name": name, "ctype": f"{desc.dtype.ctype} *", "kind": "array",
-                           "dtype": desc.dtype.to_string()})
-        elif name in sdfg.arrays:
-            params.append({"name": name, "ctype": desc.dtype.ctype, "kind": "scalar",
-                           "dtype": desc.dtype.to_string()})
-        else:
-            params.append({"name": name, "ctype": desc.dtype.ctype, "kind": "symbol",
-                           "dtype": desc.dtype.to_string()})
-    head = code[code.index(f"void __program_{sdfg.name}("):]
-    head = head[head.index("(") + 1: head.index(")")]
-    got = [x.split()[-1] for x in head.split(",")[1:]]
-    assert got == [p["name"] for p in params[1:]], (got, params)
-    init = [p for p in params if p["kind"] == "symbol"]
-    return {
-        "sdfg_name": sdfg.name,
-        "state_struct": f"{sdfg.name}_state_t",
-        "init": {"symbol": f"__dace_init_{sdfg.name}", "return": f"{sdfg.name}_state_t *", "params": init},
-        "program": {"symbol": f"__program_{sdfg.name}", "return": "void", "params": params},
-        "exit": {"symbol": f"__dace_exit_{sdfg.name}", "return": "int", "params": [state]},
-        "external_memory": [],
-    }
-
-
 def describe(name, value, role, file):
     """A case.json entry; complex values as interleaved (real, imag) pairs."""
     value = np.asarray(value)
@@ -122,7 +92,7 @@ def describe(name, value, role, file):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fixtures", "corpus")
+    out = out_dir(os.path.join(ROOT, "fixtures", "corpus"))
     d = os.path.join(out, "complex_arith")
     os.makedirs(d, exist_ok=True)
     n = 37
@@ -154,7 +124,7 @@ def main():
         outputs.append({"name": name, "file": file, "dtype": e["dtype"], "shape": e["shape"],
                         **({"complex_dtype": e["complex_dtype"]} if "complex_dtype" in e else {}),
                         "rtol": 1e-5 if single else 1e-10, "atol": 1e-5 if single else 1e-12})
-    signature = abi(sdfg, code)
+    signature = arglist_abi(sdfg, code, scalars=True)
     case = {
         "name": "complex_arith",
         "description": "complex128 and complex64 tasklet arithmetic (1j, conj, exp, int * complex), "
@@ -163,36 +133,17 @@ def main():
         "args": args,
         "outputs": outputs,
         "default_variant": "program.sdfg",
-        "abi": {"program.sdfg": signature, "program.gpu.sdfg": abi(gpu, gcode)},
+        "abi": {"program.sdfg": signature, "program.gpu.sdfg": arglist_abi(gpu, gcode, scalars=True)},
         "features": ["complex128", "complex64", "complex_scalar_argument", "complex_literal", "conj", "exp",
                      "real_imag_abs", "wcr_sum_complex", "map"],
         "variants": {"program.sdfg": True, "program.gpu.sdfg": True},
         "gpu_status": {"program.gpu.sdfg": "ok: DaCe code generation (CUDA backend); not compiled (no GPU)"},
         "sdfg_name": sdfg.name,
-        "generator": {"dace_version": dace.__version__, "numpy_version": np.__version__,
-                      "script": "scripts/make-complex-fixtures.py"},
+        "generator": generator_info("scripts/make-complex-fixtures.py"),
     }
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(case, f, indent=1)
-        f.write("\n")
+    write_json(os.path.join(d, "case.json"), case)
     # DaCe's own library must reproduce the numpy outputs.
-    inc = os.path.join(os.path.dirname(dace.__file__), "runtime", "include")
-    with tempfile.TemporaryDirectory() as tmp:
-        # DaCe's file includes ../../include/hash.h (its build folder layout).
-        os.makedirs(os.path.join(tmp, "src", "cpu"))
-        os.makedirs(os.path.join(tmp, "include"))
-        open(os.path.join(tmp, "include", "hash.h"), "w").close()
-        src = os.path.join(tmp, "src", "cpu", "p.cpp")
-        with open(src, "w") as f:
-            f.write(code)
-        lib = os.path.join(tmp, "libp.so")
-        cc = subprocess.run(["g++", "-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared", f"-I{inc}", src, "-o", lib],
-                            capture_output=True, text=True)
-        assert cc.returncode == 0, cc.stderr[:3000]
-        r = subprocess.run([sys.executable, os.path.join(ROOT, "fixtures", "corpus", "run_case.py"),
-                            "--lib", lib, "--case", d], capture_output=True, text=True)
-        print(r.stdout.strip())
-        assert r.returncode == 0, r.stderr
+    run_dace_cpu_code(code, d, ROOT)
     print(f"complex_arith: {d}")
 
 

@@ -7,63 +7,16 @@ Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [
 (default OUTDIR: fixtures/gpu). The ABI entries are parsed from DaCe's own
 generated code (code generation needs no GPU).
 """
-import json
 import os
-import re
-import sys
-import tempfile
 
 import numpy as np
 import dace
 from dace import Memlet
 
+from fixturelib import abi_entry, generator_info, out_dir, output_entry, scratch_dir, write_array_args, write_json
+
 SEED = 20261130
-OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
-
-CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
-          'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool'}
-
-
-def parse_params(text):
-    out = []
-    for p in [x.strip() for x in text.split(',') if x.strip()]:
-        p = p.replace('__restrict__', '').strip()
-        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', p)
-        ctype, name = m.group(1).strip(), m.group(2)
-        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
-        out.append((name, ctype))
-    return out
-
-
-def abi_entry(sdfg, args):
-    """Exported functions of DaCe's generated code for `sdfg`."""
-    code = '\n'.join(c.clean_code for c in sdfg.generate_code())
-    name = sdfg.name
-    kinds = {a['name']: a['kind'] for a in args}
-
-    def fn(symbol, ret):
-        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
-        assert m, symbol
-        params = []
-        for pname, ctype in parse_params(m.group(1)):
-            if pname == '__state':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
-            elif ctype.endswith('*'):
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'array',
-                               'dtype': CTYPES[ctype[:-1].strip()]})
-            else:
-                kind = 'scalar' if kinds.get(pname) == 'scalar' else 'symbol'
-                params.append({'name': pname, 'ctype': ctype, 'kind': kind, 'dtype': CTYPES[ctype]})
-        return {'symbol': symbol, 'return': ret, 'params': params}
-
-    return {
-        'sdfg_name': name,
-        'state_struct': f'{name}_state_t',
-        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
-        'program': fn(f'__program_{name}', 'void'),
-        'exit': fn(f'__dace_exit_{name}', 'int'),
-        'external_memory': [],
-    }
+OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
 
 
 def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features):
@@ -74,32 +27,21 @@ def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features)
     sdfg.simplify()
     sdfg.validate()
     sdfg.save(os.path.join(d, 'program.gpu.sdfg'))
-    args = []
-    for n in sdfg.arg_names:
-        v = inputs.get(n, outputs.get(n))
-        role = 'in' if n in inputs else 'out'
-        f = f'{n}.{role}.bin'
-        v.tofile(os.path.join(d, f))
-        args.append({'name': n, 'dtype': str(v.dtype), 'shape': list(v.shape), 'kind': 'array',
-                     'role': role, 'file': f})
+    args = write_array_args(d, sdfg.arg_names, inputs, outputs)
     case = {
         'name': name,
         'description': description,
         'symbols': symbols,
         'args': args,
-        'outputs': [{'name': n, 'file': f'{n}.out.bin', 'dtype': str(v.dtype), 'shape': list(v.shape),
-                     'rtol': tol[0], 'atol': tol[1]} for n, v in outputs.items()],
+        'outputs': [output_entry(n, v, tol) for n, v in outputs.items()],
         'abi': {'program.gpu.sdfg': abi_entry(sdfg, args)},
         'default_variant': 'program.gpu.sdfg',
         'features': features,
         'constants': {k: {'dtype': str(np.asarray(v[1]).dtype), 'shape': list(np.shape(v[1]))}
                       for k, v in sdfg.constants_prop.items()},
-        'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
-                      'script': 'scripts/make-gpu-fixtures.py'},
+        'generator': generator_info('scripts/make-gpu-fixtures.py', SEED),
     }
-    with open(os.path.join(d, 'case.json'), 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
+    write_json(os.path.join(d, 'case.json'), case)
     print('wrote', d)
 
 
@@ -186,7 +128,7 @@ def const_nested_loop(rng):
 
 
 if __name__ == '__main__':
-    os.chdir(tempfile.mkdtemp(prefix='make-gpu-fixtures-'))  # DaCe writes .dacecache/ here
+    scratch_dir('make-gpu-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
     const_weights_1d(rng)
     const_table_2d(rng)

@@ -12,15 +12,15 @@ generator (which needs no GPU), and saved as `program.gpu.sdfg` next to a
 `case.json` in the corpus format (see fixtures/corpus/README.md) with the
 inputs and numpy-computed expected outputs.
 """
-import json
 import os
-import sys
 
 import numpy as np
 
 import dace
 from dace import dtypes
 from dace.memlet import Memlet
+
+from fixturelib import arglist_abi, array_arg, generator_info, out_dir, output_entry, write_json
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 GPU = dtypes.StorageType.GPU_Global
@@ -127,39 +127,12 @@ def matmul_tiled():
 CASES = {"tb_stencil_shared": stencil_shared, "tb_matmul_tiled": matmul_tiled}
 
 
-def abi(sdfg, symbols):
-    """The exported functions, in DaCe's calling convention."""
-    state = {"name": "__state", "ctype": f"{sdfg.name}_state_t *", "kind": "state"}
-    params = [state]
-    for name, desc in sdfg.arglist().items():
-        if isinstance(desc, dace.data.Array):
-            params.append({"name": name, "ctype": f"{desc.dtype.ctype} *", "kind": "array",
-                           "dtype": desc.dtype.to_string()})
-        else:
-            params.append({"name": name, "ctype": desc.dtype.ctype, "kind": "symbol",
-                           "dtype": desc.dtype.to_string()})
-    init = [p for p in params if p["kind"] == "symbol"]
-    return {
-        "sdfg_name": sdfg.name,
-        "state_struct": f"{sdfg.name}_state_t",
-        "init": {"symbol": f"__dace_init_{sdfg.name}", "return": f"{sdfg.name}_state_t *", "params": init},
-        "program": {"symbol": f"__program_{sdfg.name}", "return": "void", "params": params},
-        "exit": {"symbol": f"__dace_exit_{sdfg.name}", "return": "int", "params": [state]},
-        "external_memory": [],
-    }
-
-
 def make(name, out):
     sdfg, symbols, args, features = CASES[name]()
     sdfg.validate()
     code = "\n".join(c.clean_code for c in sdfg.generate_code())
     assert "__syncthreads" in code and "__shared__" in code, f"{name}: DaCe emitted no block-level code"
-    # DaCe's own signature order must be the one recorded.
-    signature = abi(sdfg, symbols)
-    order = [p["name"] for p in signature["program"]["params"][1:]]
-    head = code[code.index(f"void __program_{sdfg.name}("):]
-    head = head[: head.index(")")]
-    assert [x.split()[-1] for x in head.split("(", 1)[1].split(",")[1:]] == order, head
+    signature = arglist_abi(sdfg, code)  # checked against DaCe's own signature
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     sdfg.save(os.path.join(d, "program.gpu.sdfg"))
@@ -168,12 +141,9 @@ def make(name, out):
         value = np.ascontiguousarray(value)
         file = f"{arg}.{'out' if role == 'out' else 'in'}.bin"
         value.tofile(os.path.join(d, file))
-        entry = {"name": arg, "dtype": str(value.dtype), "shape": list(value.shape), "kind": "array",
-                 "role": role, "file": file}
-        case_args.append(entry)
+        case_args.append(array_arg(arg, value, role, file))
         if role == "out":
-            outputs.append({"name": arg, "file": file, "dtype": str(value.dtype), "shape": list(value.shape),
-                            "rtol": 1e-10, "atol": 1e-12})
+            outputs.append(output_entry(arg, value, (1e-10, 1e-12), file))
     case = {
         "name": name,
         "description": CASES[name].__doc__.strip().splitlines()[0],
@@ -185,17 +155,14 @@ def make(name, out):
         "features": features,
         "variants": {"program.gpu.sdfg": True},
         "sdfg_name": sdfg.name,
-        "generator": {"dace_version": dace.__version__, "numpy_version": np.__version__,
-                      "script": "scripts/make-gpu-tb-fixtures.py",
-                      "checks": "validated; DaCe code generation emits __shared__ and __syncthreads"},
+        "generator": generator_info("scripts/make-gpu-tb-fixtures.py",
+                                    checks="validated; DaCe code generation emits __shared__ and __syncthreads"),
     }
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(case, f, indent=1)
-        f.write("\n")
+    write_json(os.path.join(d, "case.json"), case)
     print(f"{name}: {d}")
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fixtures", "gpu-tb")
+    out = out_dir(os.path.join(ROOT, "fixtures", "gpu-tb"))
     for name in CASES:
         make(name, out)

@@ -8,10 +8,8 @@ from DaCe's generated code.
 
     /work/venv-dace2/bin/python scripts/make-gt4py-noopt-fixtures.py
 """
-import importlib.util
 import json
 import os
-import sys
 
 import numpy as np
 import gt4py.next as gtx
@@ -19,11 +17,9 @@ from gt4py.next import neighbor_sum, min_over
 from gt4py.next.otf import arguments, toolchain
 from gt4py.next.program_processors.runners.dace.workflow import backend as dace_backend
 
+from fixturelib import abi_entry, load_case, write_json
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location('gpufix', os.path.join(HERE, 'make-gpu-fixtures.py'))
-gpufix = importlib.util.module_from_spec(spec)
-sys.argv = sys.argv[:1]
-spec.loader.exec_module(gpufix)
 
 CASE = os.path.join(HERE, '..', 'fixtures', 'gt4py', 'vertex_cell_skip_reduce')
 VARIANT = 'cpu_noopt.sdfg'
@@ -69,7 +65,7 @@ def load(case, name, out=False):
 
 
 def main():
-    case = json.load(open(os.path.join(CASE, 'case.json')))
+    case = load_case(os.path.join(CASE, 'case.json'))
     dims = {'cf': (Cell, K), 'w': (Vertex, V2CDim), 'vsum': (Vertex, K), 'vmin': (Vertex, K),
             'cavg': (Cell, K), 'egrad': (Edge, K)}
     fields = {n: gtx.as_field(d, load(case, n)) for n, d in dims.items()}
@@ -97,7 +93,7 @@ def main():
     sdfg = dace.SDFG.from_file(os.path.join(CASE, VARIANT))
     classes = {n.__class__.__name__ for n, _ in sdfg.all_nodes_recursive()}
     assert 'ReduceWithSkipValues' in classes, classes
-    case['abi'][VARIANT] = gpufix.abi_entry(sdfg, case['args'])
+    case['abi'][VARIANT] = abi_entry(sdfg, case['args'])
     # Range symbols this variant passes that the optimised ones do not.
     for prm in case['abi'][VARIANT]['program']['params']:
         name = prm['name']
@@ -115,9 +111,7 @@ def main():
                        'scripts/make-gt4py-noopt-fixtures.py)',
         'codegen': 'ok',
     }
-    with open(os.path.join(CASE, 'case.json'), 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
+    write_json(os.path.join(CASE, 'case.json'), case)
     print('wrote', VARIANT)
 
 

@@ -17,10 +17,10 @@ has non-integer ones where it means to).
 """
 import json
 import os
-import re
 import subprocess
 import sys
-import tempfile
+
+from fixturelib import abi_entry, generator_info, out_dir, output_entry, scratch_dir, write_json
 
 SEED = 20261201
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +28,7 @@ SCRIPT = 'scripts/make-interstate-fixtures.py'
 
 
 def main():
-    out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, '..', 'fixtures', 'corpus'))
+    out = out_dir(os.path.join(HERE, '..', 'fixtures', 'corpus'))
     for stage, var, default in [('dace1', 'DACE1_PYTHON', '/work/venv-dace1/bin/python'),
                                 ('dace2', 'DACE2_PYTHON', '/work/venv-dace2/bin/python')]:
         py = os.environ.get(var, default)
@@ -40,52 +40,6 @@ def main():
 
 # ----------------------------------------------------------------- stages --
 # Everything below runs inside a DaCe venv.
-
-CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
-          'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool', 'uint8_t': 'uint8',
-          'char': 'int8', 'short': 'int16', 'unsigned int': 'uint32', 'uint64_t': 'uint64'}
-
-
-def parse_params(text):
-    out = []
-    for p in [x.strip() for x in text.split(',') if x.strip()]:
-        p = p.replace('__restrict__', '').strip()
-        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', p)
-        ctype, name = m.group(1).strip(), m.group(2)
-        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
-        out.append((name, ctype))
-    return out
-
-
-def abi_entry(sdfg, kinds):
-    """The exported functions of DaCe's generated code for `sdfg`."""
-    code = '\n'.join(c.clean_code for c in sdfg.generate_code())
-    name = sdfg.name
-
-    def fn(symbol, ret):
-        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
-        assert m, symbol
-        params = []
-        for pname, ctype in parse_params(m.group(1)):
-            if pname == '__state':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
-            elif ctype.endswith('*'):
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'array', 'dtype': CTYPES[ctype[:-1].strip()]})
-            else:
-                kind = 'scalar' if kinds.get(pname) == 'scalar' else 'symbol'
-                params.append({'name': pname, 'ctype': ctype, 'kind': kind, 'dtype': CTYPES[ctype]})
-        return {'symbol': symbol, 'return': ret, 'params': params}
-
-    return {
-        'sdfg_name': name,
-        'state_struct': f'{name}_state_t',
-        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
-        'program': fn(f'__program_{name}', 'void'),
-        'exit': fn(f'__dace_exit_{name}', 'int'),
-        'external_memory': [],
-        'other_exports': [],
-    }
-
 
 def dace_interstate_types(sdfg):
     """Per SDFG (by name): the type DaCe's code generator declares each
@@ -166,7 +120,7 @@ def stage(version, out):
     import dace
     import numpy as np
     rng = np.random.default_rng(SEED)
-    os.chdir(tempfile.mkdtemp(prefix='make-interstate-fixtures-'))  # DaCe writes .dacecache/ here
+    scratch_dir('make-interstate-fixtures')  # DaCe writes .dacecache/ here
     for case in cases(dace, np, rng):
         d = os.path.join(out, case.name)
         os.makedirs(d, exist_ok=True)
@@ -184,7 +138,7 @@ def stage(version, out):
                         'max_abs_err': float(np.max(np.abs(got[k].astype(np.float64) - want.astype(np.float64))))}
             assert check[k]['ok'], f'{case.name} {variant}: DaCe output {k} differs from numpy: {check[k]}'
         kinds = {k: ('scalar' if not isinstance(v, np.ndarray) else 'array') for k, v in case.inputs.items()}
-        abi = abi_entry(dace.SDFG.from_file(path), kinds)
+        abi = abi_entry(dace.SDFG.from_file(path), kinds, other_exports=True)
         cj = os.path.join(d, 'case.json')
         if version == 'dace1':
             args = []
@@ -212,16 +166,14 @@ def stage(version, out):
                 'description': case.description,
                 'symbols': case.symbols,
                 'args': args,
-                'outputs': [{'name': n, 'file': f'{n}.out.bin', 'dtype': str(v.dtype), 'shape': list(v.shape),
-                             'rtol': case.tol[0], 'atol': case.tol[1]} for n, v in case.outputs.items()],
+                'outputs': [output_entry(n, v, case.tol) for n, v in case.outputs.items()],
                 'abi': {variant: abi},
                 'features': case.features,
                 'variants': {variant: True},
                 'sdfg_name': sdfg.name,
                 'dace_interstate_types': {variant: types},
                 'numpy_reference_check': check,
-                'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
-                              'script': SCRIPT},
+                'generator': generator_info(SCRIPT, SEED),
             }
         else:
             with open(cj) as fh:
@@ -235,9 +187,7 @@ def stage(version, out):
             doc['v2'] = {'dace_version': dace.__version__, 'numpy_reference_check': check,
                          'reproduces_dace1_outputs': True,
                          'abi_vs_dace1': 'identical' if abi == doc['abi']['program.sdfg'] else 'differs'}
-        with open(cj, 'w') as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write('\n')
+        write_json(cj, doc)
         print(version, 'wrote', os.path.join(d, variant))
 
 

@@ -12,64 +12,18 @@ generated code; every case is also built and run by DaCe itself (its pure
 expansions), and must reproduce the numpy references (`dace_check`).
 """
 import copy
-import json
 import os
-import re
 import sys
-import tempfile
 
 import numpy as np
 import dace
 from dace import Memlet
 from dace.libraries import blas, standard
 
+from fixturelib import abi_entry, array_arg, generator_info, out_dir, scratch_dir, write_json
+
 SEED = 20261201
-OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'fixtures',
-                                                                         'corpus'))
-
-CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64', 'int64_t': 'int64',
-          'int32_t': 'int32', 'bool': 'bool', 'unsigned int': 'uint32', 'uint32_t': 'uint32'}
-
-
-def parse_params(text):
-    out = []
-    for p in [x.strip() for x in text.split(',') if x.strip()]:
-        p = p.replace('__restrict__', '').strip()
-        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', p)
-        ctype, name = m.group(1).strip(), m.group(2)
-        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
-        out.append((name, ctype))
-    return out
-
-
-def abi_entry(sdfg, kinds):
-    """Exported functions of DaCe's generated code for `sdfg` (expands a copy)."""
-    code = '\n'.join(c.clean_code for c in copy.deepcopy(sdfg).generate_code())
-    name = sdfg.name
-
-    def fn(symbol, ret):
-        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
-        assert m, symbol
-        params = []
-        for pname, ctype in parse_params(m.group(1)):
-            if pname == '__state':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
-            elif ctype.endswith('*'):
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'array', 'dtype': CTYPES[ctype[:-1].strip()]})
-            else:
-                kind = 'scalar' if kinds.get(pname) == 'scalar' else 'symbol'
-                params.append({'name': pname, 'ctype': ctype, 'kind': kind, 'dtype': CTYPES[ctype]})
-        return {'symbol': symbol, 'return': ret, 'params': params}
-
-    return {
-        'sdfg_name': name,
-        'state_struct': f'{name}_state_t',
-        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
-        'program': fn(f'__program_{name}', 'void'),
-        'exit': fn(f'__dace_exit_{name}', 'int'),
-        'external_memory': [],
-        'other_exports': [],
-    }
+OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'corpus'))
 
 
 def library_classes(sdfg):
@@ -111,7 +65,7 @@ def write_case(sdfg, name, description, symbols, values, refs, tol, features, ro
     args = []
     for n, v in values.items():
         role = roles.get(n, 'out' if n in refs else 'in')
-        entry = {'name': n, 'dtype': str(v.dtype), 'shape': list(v.shape), 'kind': 'array', 'role': role}
+        entry = array_arg(n, v, role)
         if role in ('in', 'inout'):
             entry['file'] = f'{n}.in.bin'
             v.tofile(os.path.join(d, entry['file']))
@@ -135,14 +89,14 @@ def write_case(sdfg, name, description, symbols, values, refs, tol, features, ro
     gpu_classes = library_classes(gpu)
     assert gpu_classes == classes, (name, gpu_classes)
     gpu.save(os.path.join(d, 'program.gpu.sdfg'))
-    kinds = {a['name']: a['kind'] for a in args}
     case = {
         'name': name,
         'description': description,
         'symbols': symbols,
         'args': args,
         'outputs': outputs,
-        'abi': {'program.sdfg': abi_entry(sdfg, kinds), 'program.gpu.sdfg': abi_entry(gpu, kinds)},
+        'abi': {f: abi_entry(s, args, other_exports=True, expand_copy=True)
+                for f, s in (('program.sdfg', sdfg), ('program.gpu.sdfg', gpu))},
         'features': ['library_node', 'unexpanded'] + features,
         'library_nodes': classes,
         'variants': {'program.sdfg': True, 'program.gpu.sdfg': True},
@@ -150,12 +104,9 @@ def write_case(sdfg, name, description, symbols, values, refs, tol, features, ro
                                            'on GPU data; DaCe code generation checked (not compiled: no GPU)'},
         'dace_check': dace_check(sdfg, symbols, values, refs, tol),
         'sdfg_name': sdfg.name,
-        'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
-                      'script': 'scripts/make-libnode-fixtures.py'},
+        'generator': generator_info('scripts/make-libnode-fixtures.py', SEED),
     }
-    with open(os.path.join(d, 'case.json'), 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
+    write_json(os.path.join(d, 'case.json'), case)
     print('wrote', d, classes)
 
 
@@ -354,8 +305,7 @@ def libnode_reduce_ops(rng):
 
 
 if __name__ == '__main__':
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]  # cmake of the venv
-    os.chdir(tempfile.mkdtemp(prefix='make-libnode-fixtures-'))  # DaCe writes .dacecache/ here
+    scratch_dir('make-libnode-fixtures', venv_cmake=True)  # DaCe writes .dacecache/ here; the venv's cmake
     rng = np.random.default_rng(SEED)
     wanted = set(sys.argv[2:])
     for f in (libnode_dot, libnode_gemv, libnode_gemm, libnode_ger_axpy, libnode_transpose, libnode_reduce_ops):

@@ -27,24 +27,19 @@ Python in every construct (checked against DaCe's compiled program):
   non-empty range whose length is no multiple of its step never ends under
   DaCe (the fixture uses none; sdfgc stops as Python does).
 """
-import json
 import math
 import os
-import re
-import sys
-import tempfile
 
 import numpy as np
 import dace
 
+from fixturelib import (abi_entry, generator_info, load_case, out_dir, output_entry, scratch_dir, write_array_args,
+                        write_json)
+
 SEED = 20261201
-OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                      os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'corpus'))
+OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'corpus'))
 V2 = dace.__version__.startswith('2')
 N = dace.symbol('N')
-
-CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
-          'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool'}
 
 
 @dace.program
@@ -192,45 +187,6 @@ def reference(a, k):
     return o, p, q
 
 
-def parse_params(text):
-    out = []
-    for prm in [x.strip() for x in text.split(',') if x.strip()]:
-        prm = prm.replace('__restrict__', '').strip()
-        m = re.match(r'^(.*?)([A-Za-z_][A-Za-z0-9_]*)$', prm)
-        ctype, name = m.group(1).strip(), m.group(2)
-        ctype = re.sub(r'\s*\*\s*$', ' *', ctype)
-        out.append((name, ctype))
-    return out
-
-
-def abi_entry(sdfg):
-    """Exported functions of DaCe's generated code for `sdfg`."""
-    code = '\n'.join(c.clean_code for c in sdfg.generate_code())
-    name = sdfg.name
-
-    def fn(symbol, ret):
-        m = re.search(r'DACE_EXPORTED\s+[^\n(]*\b' + re.escape(symbol) + r'\s*\(([^)]*)\)', code)
-        assert m, symbol
-        params = []
-        for pname, ctype in parse_params(m.group(1)):
-            if pname == '__state':
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
-            elif ctype.endswith('*'):
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'array', 'dtype': CTYPES[ctype[:-1].strip()]})
-            else:
-                params.append({'name': pname, 'ctype': ctype, 'kind': 'symbol', 'dtype': CTYPES[ctype]})
-        return {'symbol': symbol, 'return': ret, 'params': params}
-
-    return {
-        'sdfg_name': name,
-        'state_struct': f'{name}_state_t',
-        'init': fn(f'__dace_init_{name}', f'{name}_state_t *'),
-        'program': fn(f'__program_{name}', 'void'),
-        'exit': fn(f'__dace_exit_{name}', 'int'),
-        'external_memory': [],
-    }
-
-
 def main():
     name = 'tasklet_python'
     d = os.path.join(OUT, name)
@@ -257,39 +213,28 @@ def main():
 
     case_file = os.path.join(d, 'case.json')
     if V2:
-        with open(case_file) as fh:
-            case = json.load(fh)
+        case = load_case(case_file)
         case['abi'][variant] = abi_entry(sdfg)
         case['v2'] = {'dace_version': dace.__version__, 'status': {variant: 'ok'}}
     else:
-        args = []
-        for nm, v in list(inputs.items()) + list(outputs.items()):
-            role = 'in' if nm in inputs else 'out'
-            f = f'{nm}.{role}.bin'
-            v.tofile(os.path.join(d, f))
-            args.append({'name': nm, 'dtype': str(v.dtype), 'shape': list(v.shape), 'kind': 'array',
-                         'role': role, 'file': f})
+        args = write_array_args(d, list(inputs) + list(outputs), inputs, outputs)
         case = {
             'name': name,
             'description': __doc__.split('\n\n')[0].replace('\n', ' '),
             'symbols': {'N': n},
             'args': args,
-            'outputs': [{'name': nm, 'file': f'{nm}.out.bin', 'dtype': str(v.dtype), 'shape': list(v.shape),
-                         'rtol': 1e-12, 'atol': 1e-12} for nm, v in outputs.items()],
+            'outputs': [output_entry(nm, v, (1e-12, 1e-12)) for nm, v in outputs.items()],
             'abi': {variant: abi_entry(sdfg)},
             'features': ['tasklet_if', 'tasklet_for_range', 'tasklet_locals', 'augmented_assignment',
                          'comparison_chain', 'math_functions', 'int_floordiv', 'int_mod'],
             'notes': ('Reference computed as DaCe\'s C++ computes it (see the generator\'s docstring); '
                       'DaCe\'s compiled program agrees.'),
-            'generator': {'dace_version': dace.__version__, 'numpy_version': np.__version__, 'seed': SEED,
-                          'script': 'scripts/make-tasklet-fixtures.py'},
+            'generator': generator_info('scripts/make-tasklet-fixtures.py', SEED),
         }
-    with open(case_file, 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
+    write_json(case_file, case)
     print('wrote', d)
 
 
 if __name__ == '__main__':
-    os.chdir(tempfile.mkdtemp(prefix='make-tasklet-fixtures-'))  # DaCe writes .dacecache/ here
+    scratch_dir('make-tasklet-fixtures')  # DaCe writes .dacecache/ here
     main()

@@ -9,20 +9,15 @@ workspace and persistent slots); one shared copy races.
 Run with DaCe 1.0.2:
     /work/venv-dace1/bin/python scripts/make-threadslot-fixtures.py
 """
-import importlib.util
-import json
 import os
-import sys
 
 import numpy as np
 import dace
 from dace import Memlet
 
+from fixturelib import merge_variant
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location('gpufix', os.path.join(HERE, 'make-gpu-fixtures.py'))
-gpufix = importlib.util.module_from_spec(spec)
-sys.argv = sys.argv[:1]
-spec.loader.exec_module(gpufix)
 
 NAME = 'nested_transient_parallel_map'
 OUT = os.path.join(HERE, '..', 'fixtures', 'corpus', NAME)
@@ -89,9 +84,7 @@ def main():
         {'name': 'out', 'dtype': 'float64', 'shape': [m], 'kind': 'array', 'role': 'out', 'file': 'out.out.bin',
          'strides': [1], 'span_elements': m},
     ]
-    path = os.path.join(OUT, 'case.json')
-    case = json.load(open(path)) if os.path.exists(path) else {'abi': {}}
-    case.update({
+    merge_variant(OUT, {
         'name': NAME,
         'description': __doc__.strip().splitlines()[0] + ' out[i] = sum_j 0.5 * (A[i, N-1-j]^2 + N-1-j) * (j + 1).',
         'symbols': {'M': m, 'N': n},
@@ -100,14 +93,7 @@ def main():
                      'atol': 1e-9}],
         'default_variant': 'program.sdfg',
         'features': ['nested_sdfg', 'parallel_map', 'thread_private_transient'],
-    })
-    case['abi'][VARIANT] = gpufix.abi_entry(sdfg, args)
-    case.setdefault('generator', {})[VARIANT] = {'dace_version': dace.__version__,
-                                                 'script': 'scripts/make-threadslot-fixtures.py'}
-    with open(path, 'w') as fh:
-        json.dump(case, fh, indent=1)
-        fh.write('\n')
-    print('wrote', VARIANT, json.dumps([p['name'] for p in case['abi'][VARIANT]['program']['params']]))
+    }, VARIANT, sdfg, args, 'scripts/make-threadslot-fixtures.py')
 
 
 if __name__ == '__main__':

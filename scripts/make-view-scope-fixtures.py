@@ -20,10 +20,7 @@ Check: DaCe's generated CPU code is built with g++ against DaCe's runtime
 headers and run through fixtures/corpus/run_case.py on the stored inputs;
 it must reproduce the numpy outputs.
 """
-import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -33,6 +30,9 @@ os.environ.setdefault("DACE_default_build_folder", os.path.join(tempfile.gettemp
 import dace  # noqa: E402
 from dace import dtypes  # noqa: E402
 from dace.memlet import Memlet  # noqa: E402
+
+from fixturelib import (arglist_abi, array_arg, generator_info, out_dir, output_entry, run_dace_cpu_code,  # noqa: E402
+                        write_json)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 NAME = "view_in_map_scope"
@@ -81,33 +81,8 @@ def build(gpu=False):
     return sdfg
 
 
-def abi(sdfg, code):
-    state = {"name": "__state", "ctype": f"{sdfg.name}_state_t *", "kind": "state"}
-    params = [state]
-    for name, desc in sdfg.arglist().items():
-        if isinstance(desc, dace.data.Array):
-            params.append({"name": name, "ctype": f"{desc.dtype.ctype} *", "kind": "array",
-                           "dtype": desc.dtype.to_string()})
-        else:
-            params.append({"name": name, "ctype": desc.dtype.ctype, "kind": "symbol",
-                           "dtype": desc.dtype.to_string()})
-    head = code[code.index(f"void __program_{sdfg.name}("):]
-    head = head[head.index("(") + 1: head.index(")")]
-    got = [x.split()[-1] for x in head.split(",")[1:]]
-    assert got == [p["name"] for p in params[1:]], (got, params)
-    init = [p for p in params if p["kind"] == "symbol"]
-    return {
-        "sdfg_name": sdfg.name,
-        "state_struct": f"{sdfg.name}_state_t",
-        "init": {"symbol": f"__dace_init_{sdfg.name}", "return": f"{sdfg.name}_state_t *", "params": init},
-        "program": {"symbol": f"__program_{sdfg.name}", "return": "void", "params": params},
-        "exit": {"symbol": f"__dace_exit_{sdfg.name}", "return": "int", "params": [state]},
-        "external_memory": [],
-    }
-
-
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fixtures", "corpus")
+    out = out_dir(os.path.join(ROOT, "fixtures", "corpus"))
     d = os.path.join(out, NAME)
     os.makedirs(d, exist_ok=True)
     sdfg = build()
@@ -128,11 +103,9 @@ def main():
     for name, (value, role) in values.items():
         file = f"{name}.{'out' if role == 'out' else 'in'}.bin"
         np.ascontiguousarray(value).tofile(os.path.join(d, file))
-        args.append({"name": name, "dtype": "float64", "shape": list(value.shape), "kind": "array",
-                     "role": role, "file": file})
+        args.append(array_arg(name, value, role, file))
         if role == "out":
-            outputs.append({"name": name, "file": file, "dtype": "float64", "shape": list(value.shape),
-                            "rtol": 1e-10, "atol": 1e-12})
+            outputs.append(output_entry(name, value, (1e-10, 1e-12), file))
     case = {
         "name": NAME,
         "description": "views inside maps fed from the map entry (a row, a strided column) and "
@@ -141,33 +114,15 @@ def main():
         "args": args,
         "outputs": outputs,
         "default_variant": "program.sdfg",
-        "abi": {"program.sdfg": abi(sdfg, code), "program.gpu.sdfg": abi(gpu, gcode)},
+        "abi": {"program.sdfg": arglist_abi(sdfg, code), "program.gpu.sdfg": arglist_abi(gpu, gcode)},
         "features": ["view", "view_in_map_scope", "views_connector", "strided_view", "wcr_sum", "map"],
         "variants": {"program.sdfg": True, "program.gpu.sdfg": True},
         "gpu_status": {"program.gpu.sdfg": "ok: DaCe code generation (CUDA backend); not compiled (no GPU)"},
         "sdfg_name": sdfg.name,
-        "generator": {"dace_version": dace.__version__, "numpy_version": np.__version__,
-                      "script": "scripts/make-view-scope-fixtures.py"},
+        "generator": generator_info("scripts/make-view-scope-fixtures.py"),
     }
-    with open(os.path.join(d, "case.json"), "w") as f:
-        json.dump(case, f, indent=1)
-        f.write("\n")
-    inc = os.path.join(os.path.dirname(dace.__file__), "runtime", "include")
-    with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "src", "cpu"))
-        os.makedirs(os.path.join(tmp, "include"))
-        open(os.path.join(tmp, "include", "hash.h"), "w").close()
-        src = os.path.join(tmp, "src", "cpu", "p.cpp")
-        with open(src, "w") as f:
-            f.write(code)
-        lib = os.path.join(tmp, "libp.so")
-        cc = subprocess.run(["g++", "-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared", f"-I{inc}", src, "-o", lib],
-                            capture_output=True, text=True)
-        assert cc.returncode == 0, cc.stderr[:3000]
-        r = subprocess.run([sys.executable, os.path.join(ROOT, "fixtures", "corpus", "run_case.py"),
-                            "--lib", lib, "--case", d], capture_output=True, text=True)
-        print(r.stdout.strip())
-        assert r.returncode == 0, r.stderr
+    write_json(os.path.join(d, "case.json"), case)
+    run_dace_cpu_code(code, d, ROOT)
     print(f"{NAME}: {d}")
 
 
