@@ -80,6 +80,9 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
 /// A per-thread slot holds {{ threads_symbol }} copies: the thread count the state recorded at init.
 {%- endif %}
 static size_t __sdfgc_layout_{{ w.storage }}({% if threads %}const {{ name }}_state_t *__state, {% endif %}size_t *__shelf{{ init_params_tail }}) {
+{%- if !init_unused.is_empty() %}
+    {{ init_unused }}
+{%- endif %}
 {%- if threads %}
     [[maybe_unused]] const size_t {{ threads_symbol }} = static_cast<size_t>(__state->{{ threads_symbol }});
 {%- endif %}

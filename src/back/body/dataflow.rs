@@ -634,6 +634,10 @@ impl FnWriter<'_> {
         w.in_kernel = in_kernel;
         w.private_args = private;
         let (body, _) = w.write_body()?;
+        // Symbols DaCe's rules pass in that this body does not name (one
+        // sizing only an unused transient, say) are marked used: -Wextra clean.
+        let unused: String = unused_value_params(&body, &params);
+        let body = unused + &body;
         let qualifier = if in_kernel {
             "static __device__ void"
         } else {
@@ -648,6 +652,18 @@ impl FnWriter<'_> {
         self.out.line(format!("{fname}({});", args.join(", ")));
         Ok(())
     }
+}
+
+/// `(void)x;` lines for the by-value parameters (`T x`) of `params` that
+/// `body` never names.
+fn unused_value_params(body: &str, params: &[String]) -> String {
+    params
+        .iter()
+        .filter(|p| !p.contains('*'))
+        .filter_map(|p| p.rsplit(' ').next())
+        .filter(|n| !crate::back::cpp::uses_identifier(body, n))
+        .map(|n| format!("    (void){n};\n"))
+        .collect()
 }
 
 /// A C identifier made from a label.

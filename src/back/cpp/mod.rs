@@ -16,6 +16,7 @@ use crate::ir::simplify::simplify;
 use crate::passes::alloc::THREADS;
 
 mod constants;
+pub(crate) use constants::uses_identifier;
 
 /// Runtime helpers every translation unit carries (allocation, atomics).
 const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
@@ -192,6 +193,8 @@ struct TranslationUnit<'a> {
     init_params: String,
     init_params_tail: String,
     init_args_tail: String,
+    /// `(void)N;` for every init symbol: a workspace layout need not use them all.
+    init_unused: String,
     init_body: String,
     exit_body: String,
     workspaces: Vec<Workspace>,
@@ -361,7 +364,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     // marked used, so the file builds warning-free under -Wall -Wextra.
     let unused: String = std::iter::once("__state")
         .chain(p.abi.program.iter().map(|x| x.name.as_str()))
-        .filter(|n| !constants::uses_identifier(&body, n))
+        .filter(|n| !uses_identifier(&body, n))
         .map(|n| format!("    (void){n};\n"))
         .collect();
     let body = unused + &body;
@@ -644,6 +647,13 @@ pub fn write(p: &Program) -> Result<Outputs> {
         init_params: init_params.clone(),
         init_params_tail: init_params_tail.clone(),
         init_args_tail: p.abi.init.iter().map(|x| format!(", {}", x.name)).collect(),
+        init_unused: p
+            .abi
+            .init
+            .iter()
+            .map(|x| format!("(void){};", x.name))
+            .collect::<Vec<_>>()
+            .join(" "),
         init_body,
         exit_body,
         workspaces,
