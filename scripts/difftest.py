@@ -87,7 +87,7 @@ def run_one(args):
         k, v = s.split("=", 1)
         symbols[k] = int(v)
     base = dace.SDFG.from_file(args.file)
-    for s in base.free_symbols:
+    for s in set(map(str, base.free_symbols)) | set(base.symbols):
         symbols.setdefault(s, 5)
     result = {"file": os.path.relpath(args.file), "dace": dace.__version__}
     rng = np.random.default_rng(args.seed)
@@ -110,12 +110,12 @@ def run_one(args):
                 hook.disable()
         outs = {}
         for who, lib in libs.items():
-            vals = copy.deepcopy(inputs)
-            call = {k: v for k, v in vals.items()}
-            call.update({k: v for k, v in symbols.items() if k in base.arglist() and k not in call})
+            # The compiled SDFG's arguments (library expansion may add symbols).
+            wanted = lib._sdfg.arglist()
             for _ in range(args.repeat):
                 vals = copy.deepcopy(inputs)
                 call = dict(vals)
+                call.update({k: v for k, v in symbols.items() if k in wanted and k not in call})
                 lib(**call)
             outs[who] = vals
     bad = {}

@@ -83,6 +83,15 @@ def _generate_code(sdfg, validate=True):
         if _options.get("mode"):
             cmd += ["--mode", _options["mode"]]
         cmd += list(_options.get("extra_args", ()))
+        # DaCe's own generator expands library nodes on this very object,
+        # and CompiledSDFG later takes its arglist() from it: do the same
+        # (after saving: sdfgc expands the nodes itself), so the argument
+        # list DaCe passes is the one DaCe's own library would take.
+        from dace.sdfg import infer_types
+
+        infer_types.infer_connector_types(sdfg)
+        infer_types.set_default_schedule_and_storage_types(sdfg, None)
+        sdfg.expand_library_nodes()
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             _log(f"refused {sdfg.name}: {r.stderr.strip()}")

@@ -96,3 +96,21 @@ def test_switch_from_environment_in_a_spawned_child(tmp_path):
     script.write_text(code)
     subprocess.run([sys.executable, str(script)], env=env, check=True, cwd=tmp_path)
     assert "compiled hook_child" in (tmp_path / "child.log").read_text()
+
+
+def test_library_node_arguments_match_daces(build_folder):
+    # DaCe's generator expands library nodes on the SDFG that CompiledSDFG
+    # later takes its argument list from; the expansion of A @ x uses M.
+    sdfgc.dace.enable()
+    M, N = dace.symbol("M"), dace.symbol("N")
+
+    @dace.program
+    def gemv(A: dace.float64[M, N], x: dace.float64[N], y: dace.float64[M]):
+        y[:] = A @ x
+
+    sdfg = gemv.to_sdfg()
+    sdfg.name = "hook_gemv"
+    lib = sdfg.compile()
+    A, x, y = np.arange(12.0).reshape(4, 3).copy(), np.arange(3.0), np.zeros(4)
+    lib(A=A, x=x, y=y, M=4, N=3)
+    assert np.allclose(y, A @ x)
