@@ -1625,18 +1625,8 @@ fn scalar_value(v: &Json, path: &str) -> Result<ConstValue> {
 /// A value that the constant's type cannot hold (an integer out of range, a
 /// fraction or a non-finite value in an integer type).
 fn check_constant_value(v: ConstValue, t: DType) -> std::result::Result<(), String> {
-    if !t.is_integer() {
+    let Some((lo, hi)) = t.int_range() else {
         return Ok(());
-    }
-    let (lo, hi): (i128, i128) = match t {
-        DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::Int64 => (i64::MIN.into(), i64::MAX.into()),
-        DType::UInt8 => (0, u8::MAX.into()),
-        DType::UInt16 => (0, u16::MAX.into()),
-        DType::UInt32 => (0, u32::MAX.into()),
-        _ => (0, u64::MAX.into()),
     };
     let i = match v {
         ConstValue::Float(f) if f.fract() != 0.0 || !f.is_finite() => {

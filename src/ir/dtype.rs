@@ -117,6 +117,21 @@ impl DType {
         }
     }
 
+    /// The smallest and largest value of an integer type (None otherwise).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+            DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+            DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+            DType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+            DType::UInt8 => (0, u8::MAX.into()),
+            DType::UInt16 => (0, u16::MAX.into()),
+            DType::UInt32 => (0, u32::MAX.into()),
+            DType::UInt64 => (0, u64::MAX.into()),
+            _ => return None,
+        })
+    }
+
     /// True for the integer types (bool excluded).
     pub fn is_integer(self) -> bool {
         matches!(

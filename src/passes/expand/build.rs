@@ -857,19 +857,8 @@ impl<'a> Builder<'a> {
 /// of an integer type.
 pub(super) fn identity_value(e: &Expr, t: DType) -> Expr {
     let v = simplify(e);
-    if !t.is_integer() {
+    let Some((lo, hi)) = t.int_range() else {
         return v;
-    }
-    let (lo, hi): (i128, i128) = match t {
-        DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::Int64 => (i64::MIN.into(), i64::MAX.into()),
-        DType::UInt8 => (0, u8::MAX.into()),
-        DType::UInt16 => (0, u16::MAX.into()),
-        DType::UInt32 => (0, u32::MAX.into()),
-        DType::UInt64 => (0, u64::MAX.into()),
-        _ => return v,
     };
     let x: i128 = match v {
         Expr::Float(f) if f.is_nan() => return v,
