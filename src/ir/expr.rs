@@ -67,6 +67,23 @@ pub enum BinaryOp {
     Ge,
 }
 
+impl BinaryOp {
+    /// Logical operators and comparisons: their result is a `bool`.
+    pub fn yields_bool(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
+        )
+    }
+}
+
 /// Functions that may appear in symbolic expressions or tasklet code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Func {

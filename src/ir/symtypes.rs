@@ -84,14 +84,7 @@ pub fn expr_type(e: &Expr, lookup: &dyn Fn(&str) -> Option<DType>) -> Option<DTy
         Expr::Sym(n) | Expr::Index(n, _) => lookup(n),
         Expr::Unary(_, a) => t(a),
         Expr::Binary(op, a, b) => match op {
-            BinaryOp::And
-            | BinaryOp::Or
-            | BinaryOp::Eq
-            | BinaryOp::Ne
-            | BinaryOp::Lt
-            | BinaryOp::Le
-            | BinaryOp::Gt
-            | BinaryOp::Ge => Some(DType::Bool),
+            _ if op.yields_bool() => Some(DType::Bool),
             BinaryOp::Pow if literal_exponent(b) => result_type_of(t(a), Some(DType::UInt32)),
             _ => result_type_of(t(a), t(b)),
         },

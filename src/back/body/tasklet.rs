@@ -108,15 +108,8 @@ fn infer(e: &Expr, s: &Scope) -> DType {
         Expr::Binary(op, a, b) => {
             let (ta, tb) = (infer(a, s), infer(b, s));
             match op {
-                // Printed as C++ `&&` / `||`, which yield `bool`.
-                BinaryOp::And
-                | BinaryOp::Or
-                | BinaryOp::Eq
-                | BinaryOp::Ne
-                | BinaryOp::Lt
-                | BinaryOp::Le
-                | BinaryOp::Gt
-                | BinaryOp::Ge => DType::Bool,
+                // Printed as C++ `&&` / `||` and comparisons, which yield `bool`.
+                _ if op.yields_bool() => DType::Bool,
                 BinaryOp::Div if !ta.is_float() && !tb.is_float() && !s.tasklet => DType::Float64,
                 // A Python number next to a complex value takes its type (numpy's weak scalars).
                 _ if ta.is_complex() && is_literal(b) => ta,
