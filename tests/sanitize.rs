@@ -107,29 +107,44 @@ fn run_one(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result
     Ok(())
 }
 
-#[test]
-fn every_cpu_case_is_clean_under_sanitizers_in_every_mode() {
+/// Runs `run` on every (case directory, variant) of `variants` in every
+/// mode of `modes` whose label contains `$SDFGC_SANITIZE_FILTER`, in
+/// parallel; without a filter at least `min` runs must be found. Labels are
+/// `case/variant [<tag>mode]`.
+fn run_matrix(
+    what: &str,
+    tag: &str,
+    variants: Vec<(PathBuf, String)>,
+    modes: &[Option<Mode>],
+    min: usize,
+    run: impl Fn(&Path, &str, Option<Mode>, &Path) -> Result<(), String> + Sync,
+) {
     let filter = std::env::var("SDFGC_SANITIZE_FILTER").unwrap_or_default();
     let label = |dir: &Path, variant: &str, mode: Option<Mode>| {
         let case = dir.file_name().unwrap().to_string_lossy();
-        format!("{case}/{variant} [{}]", mode_name(mode))
+        format!("{case}/{variant} [{tag}{}]", mode_name(mode))
     };
-    let tasks: Vec<(PathBuf, String, Option<Mode>)> = cpu_variants()
+    let tasks: Vec<(PathBuf, String, Option<Mode>)> = variants
         .into_iter()
-        .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
         .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
         .collect();
     if filter.is_empty() {
-        assert!(tasks.len() >= 320, "only {} runs found", tasks.len());
+        assert!(tasks.len() >= min, "only {} {what} found", tasks.len());
     }
     let start = Instant::now();
     let failures = run_parallel(
         &tasks,
         |(dir, variant, mode)| label(dir, variant, *mode),
-        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+        |(dir, variant, mode), work| run(dir, variant, *mode, work),
     );
-    println!("sanitized runs took {:.0?}", start.elapsed());
-    assert_all_passed("sanitized runs", tasks.len(), &failures);
+    println!("{what} took {:.0?}", start.elapsed());
+    assert_all_passed(what, tasks.len(), &failures);
+}
+
+#[test]
+fn every_cpu_case_is_clean_under_sanitizers_in_every_mode() {
+    run_matrix("sanitized runs", "", cpu_variants(), &MODES, 320, run_one);
 }
 
 // ------------------------------------------------------------------------
@@ -316,28 +331,11 @@ fn run_tsan(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Resul
 
 #[test]
 fn every_npbench_autoopt_kernel_is_race_free_under_tsan() {
-    let filter = std::env::var("SDFGC_SANITIZE_FILTER").unwrap_or_default();
-    let label = |dir: &Path, variant: &str, mode: Option<Mode>| {
-        let case = dir.file_name().unwrap().to_string_lossy();
-        format!("{case}/{variant} [tsan {}]", mode_name(mode))
-    };
-    let tasks: Vec<(PathBuf, String, Option<Mode>)> = npbench_variants()
+    let autoopt = npbench_variants()
         .into_iter()
         .filter(|(_, v)| v == "program.autoopt.sdfg")
-        .flat_map(|(d, v)| TSAN_MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
-        .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
         .collect();
-    if filter.is_empty() {
-        assert!(tasks.len() >= 40, "only {} runs found", tasks.len());
-    }
-    let start = Instant::now();
-    let failures = run_parallel(
-        &tasks,
-        |(dir, variant, mode)| label(dir, variant, *mode),
-        |(dir, variant, mode), work| run_tsan(dir, variant, *mode, work),
-    );
-    println!("TSan runs took {:.0?}", start.elapsed());
-    assert_all_passed("TSan runs", tasks.len(), &failures);
+    run_matrix("TSan runs", "tsan ", autoopt, &TSAN_MODES, 40, run_tsan);
 }
 
 /// True if the case's `case.json` lists `feature`.
@@ -355,27 +353,12 @@ fn has_feature(dir: &Path, feature: &str) -> bool {
 /// external): a copy shared by two threads is a race.
 #[test]
 fn every_parallel_map_case_is_race_free_under_tsan() {
-    let filter = std::env::var("SDFGC_SANITIZE_FILTER").unwrap_or_default();
-    let modes = [None, Some(Mode::Persistent), Some(Mode::External)];
-    let label = |dir: &Path, variant: &str, mode: Option<Mode>| {
-        let case = dir.file_name().unwrap().to_string_lossy();
-        format!("{case}/{variant} [tsan {}]", mode_name(mode))
-    };
-    let tasks: Vec<(PathBuf, String, Option<Mode>)> = cpu_variants()
+    let cases = cpu_variants()
         .into_iter()
         .filter(|(d, _)| has_feature(d, "parallel_map"))
-        .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
-        .filter(|(d, v, m)| label(d, v, *m).contains(&filter))
         .collect();
-    if filter.is_empty() {
-        assert!(!tasks.is_empty(), "no case has the parallel_map feature");
-    }
-    let failures = run_parallel(
-        &tasks,
-        |(dir, variant, mode)| label(dir, variant, *mode),
-        |(dir, variant, mode), work| run_tsan(dir, variant, *mode, work),
-    );
-    assert_all_passed("TSan runs", tasks.len(), &failures);
+    let modes = [None, Some(Mode::Persistent), Some(Mode::External)];
+    run_matrix("TSan runs", "tsan ", cases, &modes, 1, run_tsan);
 }
 
 fn tsan_selftest(defines: &[&str]) -> common::harness::RunReport {
