@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 
 use crate::back::cexpr;
 use crate::diag::{Error, ErrorKind};
-use crate::driver::{CompileOptions, load_valid};
+use crate::driver::load_valid;
 use crate::ir::Expr;
 use crate::ir::simplify::{eval_int, simplify};
+use crate::options::CompileOptions;
 use crate::passes::alloc::THREADS;
 use crate::passes::layout::{StorageLayout, align_up};
 use crate::passes::{self, Program};

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use indexmap::IndexMap;
 
 use crate::diag::{Error, ErrorKind, Result};
-use crate::driver::{CompileOptions, Mode, Target};
 use crate::ir::simplify::{eval_int, free_symbols, simplify, substitute};
 use crate::ir::*;
+use crate::options::{CompileOptions, Mode, Target};
 use crate::passes::abi::Abi;
 use crate::passes::bounds::{bound_over_loops, loop_ranges};
 use crate::passes::span;

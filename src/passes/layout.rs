@@ -14,9 +14,9 @@ use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
 
-use crate::driver::Layout;
 use crate::ir::simplify::simplify;
 use crate::ir::*;
+use crate::options::Layout;
 use crate::passes::alloc::ExternalSlot;
 use crate::passes::liveness::{Live, Liveness};
 

@@ -13,8 +13,8 @@ pub mod span;
 pub mod structure;
 
 use crate::diag::Result;
-use crate::driver::CompileOptions;
 use crate::ir::Sdfg;
+use crate::options::CompileOptions;
 
 pub use alloc::{AllocPlan, AllocScope, Memory};
 
@@ -28,7 +28,7 @@ pub struct Program {
     /// Where each transient lives.
     pub alloc: AllocPlan,
     /// The memory mode asked for.
-    pub mode: Option<crate::driver::Mode>,
+    pub mode: Option<crate::options::Mode>,
     /// Live ranges of every container, in program order, and in-place pairs.
     pub live: liveness::Liveness,
     /// Containers that share bytes with another one at an in-place map:
@@ -45,10 +45,6 @@ pub struct Program {
     pub streams: u32,
     /// The options the program was prepared with.
     pub options: CompileOptions,
-    /// Events the writers used so far (they number them from this counter).
-    pub events: std::cell::Cell<usize>,
-    /// Kernels written so far (round-robin stream assignment).
-    pub kernels: std::cell::Cell<usize>,
 }
 
 /// Runs the passes for one SDFG.
@@ -58,7 +54,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     let abi = abi::compute(&sdfg);
     expand::expand(&mut sdfg)?;
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
-    let concurrent = opts.target != crate::driver::Target::Cpp && opts.streams > 1;
+    let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);
     let layouts: layout::Layouts = alloc
         .external
@@ -79,9 +75,9 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     let aliased = layouts.values().flat_map(|l| l.aliased()).collect();
     let shared = layouts.values().flat_map(|l| l.shared()).collect();
     let gpu = match opts.target {
-        crate::driver::Target::Cpp => None,
-        crate::driver::Target::Cuda => Some(&crate::back::gpu::CUDA),
-        crate::driver::Target::Hip => Some(&crate::back::gpu::HIP),
+        crate::options::Target::Cpp => None,
+        crate::options::Target::Cuda => Some(&crate::back::gpu::CUDA),
+        crate::options::Target::Hip => Some(&crate::back::gpu::HIP),
     };
     let streams = if gpu.is_some() {
         opts.streams.max(1)
@@ -100,8 +96,5 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         gpu,
         streams,
         options: opts.clone(),
-        // Events 0..streams-1 are the fork and join events.
-        events: std::cell::Cell::new(streams as usize),
-        kernels: std::cell::Cell::new(0),
     })
 }

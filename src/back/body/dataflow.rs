@@ -629,7 +629,7 @@ impl FnWriter<'_> {
         let fname = format!("nested_{}_{}", inner.id, sanitize(&inner.name));
         let in_parallel = self.in_parallel;
         let in_kernel = self.in_kernel;
-        let mut w = FnWriter::new(self.p, inner, self.functions, in_parallel);
+        let mut w = FnWriter::new(self.p, inner, self.shared, in_parallel);
         w.sym_params = sym_params;
         w.in_kernel = in_kernel;
         w.private_args = private;
@@ -648,7 +648,7 @@ impl FnWriter<'_> {
             inner.name,
             params.join(", ")
         );
-        self.functions.push(text);
+        self.shared.functions.push(text);
         self.out.line(format!("{fname}({});", args.join(", ")));
         Ok(())
     }

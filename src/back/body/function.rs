@@ -23,6 +23,29 @@ pub(crate) enum Access {
     Value(String),
 }
 
+/// Writer state shared by every function of one program: the plan
+/// ([`Program`]) stays immutable, the counters live here.
+#[derive(Debug)]
+pub(crate) struct WriterState {
+    /// Nested SDFG functions and kernels written so far.
+    pub functions: Vec<String>,
+    /// Events numbered so far (0..streams-1 are the fork and join events).
+    pub events: usize,
+    /// Kernels written so far (round-robin stream assignment).
+    pub kernels: usize,
+}
+
+impl WriterState {
+    /// The state before the first function of a program with `streams` streams.
+    pub fn new(streams: u32) -> WriterState {
+        WriterState {
+            functions: Vec::new(),
+            events: streams as usize,
+            kernels: 0,
+        }
+    }
+}
+
 /// Writes one SDFG (top level or nested) as the body of a C++ function.
 pub(crate) struct FnWriter<'a> {
     pub p: &'a Program,
@@ -36,8 +59,8 @@ pub(crate) struct FnWriter<'a> {
     pub access: HashMap<String, Access>,
     /// Symbols declared as local variables (assigned by interstate edges or loops).
     pub local_symbols: BTreeMap<String, DType>,
-    /// Nested SDFG functions written so far (shared across the tree).
-    pub functions: &'a mut Vec<String>,
+    /// What the writers of one program share (functions written, counters).
+    pub shared: &'a mut WriterState,
     /// Counter for unique labels.
     pub labels: usize,
     /// Inside a parallel (OpenMP) region.
@@ -70,7 +93,7 @@ impl<'a> FnWriter<'a> {
     pub fn new(
         p: &'a Program,
         sdfg: &'a Sdfg,
-        functions: &'a mut Vec<String>,
+        shared: &'a mut WriterState,
         in_parallel: bool,
     ) -> FnWriter<'a> {
         FnWriter {
@@ -81,7 +104,7 @@ impl<'a> FnWriter<'a> {
             epilogue: Emitter::new(1),
             access: HashMap::default(),
             local_symbols: BTreeMap::new(),
-            functions,
+            shared,
             labels: 0,
             in_parallel,
             parallel_params: None,

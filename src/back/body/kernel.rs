@@ -260,7 +260,7 @@ impl FnWriter<'_> {
             "{}_{}_{}",
             sanitize(label),
             self.sdfg.id,
-            self.functions.len()
+            self.shared.functions.len()
         )
     }
 
@@ -380,7 +380,7 @@ impl FnWriter<'_> {
             head.finish(),
             body
         );
-        self.functions.push(text);
+        self.shared.functions.push(text);
         // The launch.
         self.out.line(format!("// GPU map {}", self.map_label(m)));
         self.op_begin(ctx, id, true);
@@ -419,7 +419,7 @@ impl FnWriter<'_> {
             node.label,
             iface.params.join(", ")
         );
-        self.functions.push(text);
+        self.shared.functions.push(text);
         self.out
             .line(format!("// {} on the device (one thread)", node.label));
         self.op_begin(ctx, id, true);
@@ -544,7 +544,7 @@ impl FnWriter<'_> {
             self.element(dst, dd, &didx),
             self.element(src, sd, &sidx)
         );
-        self.functions.push(format!(
+        self.shared.functions.push(format!(
             "// copy {src} -> {dst} on the device\n__global__ void {name}({}) {{\n{body}}}\n",
             params.join(", ")
         ));

@@ -13,5 +13,5 @@ mod tasklet;
 mod threadblock;
 mod views;
 
-pub(crate) use function::FnWriter;
+pub(crate) use function::{FnWriter, WriterState};
 pub use function::{copy_stride_name, member_name};

@@ -3,7 +3,7 @@
 //! the kernels of a state go round-robin to streams 0..N-1, every
 //! cross-stream dependency in the dataflow waits on the event its producer
 //! recorded, and each state forks from and joins back into stream 0. Event
-//! numbers come from one counter in the program, so `__dace_init_*` creates
+//! numbers come from one counter in the writer state, so `__dace_init_*` creates
 //! exactly the events the code uses: 0 forks, 1..N-1 join stream i, the rest
 //! follow operations.
 
@@ -23,9 +23,9 @@ impl FnWriter<'_> {
     }
 
     /// Allocates the next operation event.
-    fn next_event(&self) -> usize {
-        let e = self.p.events.get();
-        self.p.events.set(e + 1);
+    fn next_event(&mut self) -> usize {
+        let e = self.shared.events;
+        self.shared.events += 1;
         e
     }
 
@@ -69,8 +69,8 @@ impl FnWriter<'_> {
         }
         let g = self.gpu.expect("gpu");
         let s = if kernel {
-            let k = self.p.kernels.get();
-            self.p.kernels.set(k + 1);
+            let k = self.shared.kernels;
+            self.shared.kernels += 1;
             (k % self.p.streams as usize) as u32
         } else {
             0

@@ -11,7 +11,7 @@ use crate::ir::*;
 use crate::passes::abi::ParamKind;
 use crate::passes::{Memory, Program};
 
-use crate::back::body::{FnWriter, copy_stride_name, member_name};
+use crate::back::body::{FnWriter, WriterState, copy_stride_name, member_name};
 use crate::ir::simplify::simplify;
 use crate::passes::alloc::THREADS;
 
@@ -357,8 +357,8 @@ pub fn write(p: &Program) -> Result<Outputs> {
         collect_sdfgs(sdfg, &mut all);
         complex::refuse_wcr(&all, p.gpu.is_some())?;
     }
-    let mut functions = Vec::new();
-    let writer = FnWriter::new(p, sdfg, &mut functions, false);
+    let mut shared = WriterState::new(p.streams);
+    let writer = FnWriter::new(p, sdfg, &mut shared, false);
     let (body, _) = writer.write_body()?;
     // Parameters the body never names (the state, an untouched array) are
     // marked used, so the file builds warning-free under -Wall -Wextra.
@@ -450,7 +450,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     }
     let mut device_globals = String::new();
     if let Some(g) = p.gpu {
-        let code = format!("{body}\n{}", functions.join("\n"));
+        let code = format!("{body}\n{}", shared.functions.join("\n"));
         let dc = constants::device_constants(g, &all, &code, p.options.constant_memory)?;
         members.extend(dc.members);
         init_body.push_str(&dc.init);
@@ -497,7 +497,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
             ));
         }
         if p.streams > 1 {
-            let events = p.events.get();
+            let events = shared.events;
             init_body.push_str(&format!(
                 "    for (int i = 0; i < {events}; ++i) {{\n        if ({}(&__state->gpu_events[i], {}) != {ok}) {{ delete __state; return nullptr; }}\n    }}\n",
                 g.api("EventCreateWithFlags"),
@@ -597,7 +597,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let uses_complex = complex::used_in(&body)
         || complex::used_in(&program_params)
         || complex::used_in(&globals)
-        || functions.iter().any(|f| complex::used_in(f))
+        || shared.functions.iter().any(|f| complex::used_in(f))
         || members.iter().any(|m| complex::used_in(m));
     let prelude = if uses_complex {
         let mut s = format!("{}\n{}", cexpr::PRELUDE.trim_end(), complex::PRELUDE);
@@ -638,7 +638,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         extension: p.gpu.map(|g| g.extension).unwrap_or("cpp"),
         globals: globals.trim_end().to_string(),
         members,
-        functions,
+        functions: shared.functions,
         program_params,
         signature: signature_json(&p.abi).replace('"', "\\\""),
         program_args,

@@ -1,0 +1,83 @@
+//! Options that shape a compile: target, memory mode, workspace layout.
+//!
+//! Their own module at the bottom of the crate, so that the passes and the
+//! writers read them without depending on the command-line driver.
+
+use std::path::PathBuf;
+
+/// Output language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// C++17 with OpenMP.
+    Cpp,
+    /// CUDA C++.
+    Cuda,
+    /// HIP C++.
+    Hip,
+}
+
+/// Memory mode for transients (`--mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Allocate and free around each use, per call.
+    Scoped,
+    /// Allocate at init, free at exit.
+    Persistent,
+    /// Stream-ordered allocation (GPU only).
+    Pool,
+    /// One application-provided workspace.
+    External,
+}
+
+/// How transients are placed in the workspace (`--workspace-layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Layout {
+    /// Transients whose live ranges never overlap share bytes.
+    #[default]
+    Packed,
+    /// Every transient has its own bytes (still aligned).
+    Sequential,
+}
+
+/// Options of the compile command.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Target language.
+    pub target: Target,
+    /// Memory mode (None: honour the SDFG's lifetimes).
+    pub mode: Option<Mode>,
+    /// Output directory.
+    pub output: PathBuf,
+    /// Workspace offset alignment in bytes (None: 64 for CPU, 256 for GPU storage).
+    pub workspace_align: Option<u64>,
+    /// Workspace layout.
+    pub layout: Layout,
+    /// Also write a standalone `<name>_main` program that runs the library.
+    pub emit_sample: bool,
+    /// GPU streams per program (1: everything on the host's stream).
+    pub streams: u32,
+    /// GPU: synchronize the host with the stream at the end of every call.
+    pub sync_on_exit: bool,
+    /// GPU: place `constants_prop` arrays in `__constant__` memory (64 KiB at most).
+    pub constant_memory: bool,
+    /// GPU: check at program entry that GPU_Global arguments are device memory.
+    pub check_pointers: bool,
+}
+
+impl CompileOptions {
+    /// Default options for a target.
+    pub fn new(target: Target) -> CompileOptions {
+        CompileOptions {
+            target,
+            mode: None,
+            output: PathBuf::from("."),
+            workspace_align: None,
+            layout: Layout::Packed,
+            emit_sample: false,
+            streams: 1,
+            sync_on_exit: false,
+            constant_memory: false,
+            check_pointers: false,
+        }
+    }
+}
