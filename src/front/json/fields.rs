@@ -1,0 +1,286 @@
+//! Field access with JSON pointers in every error: members, symbols,
+//! types, connectors and code blocks.
+
+use super::*;
+
+/// `base` extended by one JSON-pointer segment (`~` and `/` escaped).
+pub(super) fn ptr(base: &str, key: impl std::fmt::Display) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(base.len() + 16);
+    out.push_str(base);
+    out.push('/');
+    let start = out.len();
+    let _ = write!(out, "{key}");
+    if out[start..].contains(['~', '/']) {
+        let escaped = out[start..].replace('~', "~0").replace('/', "~1");
+        out.truncate(start);
+        out.push_str(&escaped);
+    }
+    out
+}
+
+/// Deserializes a DTO, reporting the exact JSON pointer on a type mismatch.
+/// The path is traced only when the fast, untraced attempt fails.
+pub(super) fn dto<'a, T: Deserialize<'a> + Default>(
+    v: Option<&'a Json<'a>>,
+    path: &str,
+) -> Result<T> {
+    let Some(v) = v else { return Ok(T::default()) };
+    if v.is_null() {
+        return Ok(T::default());
+    }
+    if let Ok(t) = T::deserialize(v) {
+        return Ok(t);
+    }
+    serde_path_to_error::deserialize::<_, T>(v).map_err(|e| {
+        let mut p = path.to_string();
+        for seg in e.path().iter() {
+            match seg {
+                serde_path_to_error::Segment::Seq { index } => p = ptr(&p, index),
+                serde_path_to_error::Segment::Map { key } => p = ptr(&p, key),
+                serde_path_to_error::Segment::Enum { variant } => p = ptr(&p, variant),
+                serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        Error::format(p, e.into_inner().to_string())
+    })
+}
+
+pub(super) fn get<'a>(obj: &'a Json<'a>, key: &str, path: &str) -> Result<&'a Json<'a>> {
+    match obj.as_object() {
+        Some(map) => map
+            .get(key)
+            .ok_or_else(|| Error::format(path, format!("missing key '{key}'"))),
+        None => Err(Error::format(
+            path,
+            format!("expected an object, found {}", kind_of(obj)),
+        )),
+    }
+}
+
+pub(super) fn get_array<'a>(obj: &'a Json<'a>, key: &str, path: &str) -> Result<&'a [Json<'a>]> {
+    match obj.get(key) {
+        None | Some(Json::Null) => Ok(&[]),
+        Some(Json::Array(a)) => Ok(a),
+        Some(other) => Err(Error::format(
+            ptr(path, key),
+            format!("expected a list, found {}", kind_of(other)),
+        )),
+    }
+}
+
+/// The list under `key` of an object whose kind [`get_array`] has checked,
+/// for a reader that discards each element once it has read it (a
+/// missing or `null` list is empty).
+pub(super) fn array_mut<'v, 'a>(obj: &'v mut Json<'a>, key: &str) -> &'v mut [Json<'a>] {
+    obj.get_mut(key)
+        .and_then(Json::as_array_mut)
+        .unwrap_or_default()
+}
+
+pub(super) fn kind_of(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
+}
+
+pub(super) fn type_of<'a>(obj: &'a Json<'a>, path: &str) -> Result<&'a str> {
+    get(obj, "type", path)?
+        .as_str()
+        .ok_or_else(|| Error::format(ptr(path, "type"), "'type' must be a string"))
+}
+
+pub(super) fn label_of(obj: &Json) -> String {
+    obj.get("label")
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+pub(super) fn py_err(e: PyError, path: &str, what: &str) -> Error {
+    Error::new(
+        ErrorKind::Code,
+        path,
+        format!("{what}: line {}, column {}: {}", e.line, e.col, e.message),
+    )
+}
+
+/// Parses a symbolic expression given as a JSON string or number.
+pub(super) fn sym(v: &Json, path: &str) -> Result<Expr> {
+    match v {
+        Json::String(s) => {
+            if let Some(e) = EXPRS.with(|c| c.borrow().get(s.as_ref()).cloned()) {
+                return Ok(e);
+            }
+            let e = python::parse_expr(s).map_err(|e| py_err(e, path, "symbolic expression"))?;
+            EXPRS.with(|c| c.borrow_mut().insert(s.to_string(), e.clone()));
+            Ok(e)
+        }
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Ok(Expr::Int(i))
+            } else if let Some(f) = n.as_f64() {
+                Ok(Expr::Float(f))
+            } else {
+                Err(Error::format(path, format!("number {n} out of range")))
+            }
+        }
+        Json::Bool(b) => Ok(Expr::Bool(*b)),
+        // DaCe 1.0.2 writes a `SymExpr` range bound as `{"main": exact, "approx": ...}`.
+        Json::Object(o) if o.get("main").is_some() => {
+            sym(o.get("main").unwrap_or(&Json::Null), &ptr(path, "main"))
+        }
+        other => Err(Error::format(
+            path,
+            format!("expected a symbolic expression, found {}", kind_of(other)),
+        )),
+    }
+}
+
+pub(super) fn sym_list(vs: &[Json], path: impl Fn() -> String) -> Result<Vec<Expr>> {
+    vs.iter()
+        .enumerate()
+        .map(|(i, v)| located(|p| sym(v, p), || ptr(&path(), i)))
+        .collect()
+}
+
+pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
+    match v {
+        Json::String(s) => DType::from_dace_name(s)
+            .ok_or_else(|| Error::unsupported(path, format!("data type '{s}'"))),
+        Json::Object(o) => {
+            let t = o.get("type").and_then(Json::as_str).unwrap_or("?");
+            Err(Error::unsupported(path, format!("data type of kind '{t}'")))
+        }
+        other => Err(Error::format(
+            path,
+            format!("expected a data type, found {}", kind_of(other)),
+        )),
+    }
+}
+
+pub(super) fn conn_type(v: &Json, path: &str) -> Result<ConnType> {
+    match v {
+        Json::Null => Ok(ConnType::Unknown),
+        Json::Object(o) if o.get("type").and_then(Json::as_str) == Some("pointer") => {
+            let inner = o.get("dtype").unwrap_or(&Json::Null);
+            Ok(ConnType::Pointer(dtype(inner, &ptr(path, "dtype"))?))
+        }
+        other => Ok(ConnType::Scalar(dtype(other, path)?)),
+    }
+}
+
+/// The member `key` of an attribute object (`None` if absent).
+pub(super) fn member<'a>(attrs: Option<&'a Json<'a>>, key: &str) -> Option<&'a Json<'a>> {
+    attrs.and_then(|a| a.get(key))
+}
+
+/// The entries of the object member `key` (none if absent or not an object;
+/// the DTO has checked its kind).
+pub(super) fn entries<'a>(
+    attrs: Option<&'a Json<'a>>,
+    key: &str,
+) -> impl Iterator<Item = (&'a str, &'a Json<'a>)> {
+    member(attrs, key)
+        .and_then(Json::as_object)
+        .into_iter()
+        .flat_map(|o| o.iter())
+}
+
+/// The elements of the list member `key` (empty if absent or not a list).
+pub(super) fn elements<'a>(attrs: Option<&'a Json<'a>>, key: &str) -> &'a [Json<'a>] {
+    member(attrs, key).and_then(Json::as_array).unwrap_or(&[])
+}
+
+pub(super) fn connectors<'a>(
+    attrs: Option<&'a Json<'a>>,
+    key: &str,
+    path: &str,
+) -> Result<NameMap<ConnType>> {
+    let mut out = NameMap::default();
+    for (k, v) in entries(attrs, key) {
+        let t = located(|p| conn_type(v, p), || ptr(&ptr(path, key), k))?;
+        out.insert(k.to_string(), t);
+    }
+    // Connectors are matched by name (edges name them); their order in the
+    // JSON object carries no meaning and must not show in the output.
+    out.sort_keys();
+    Ok(out)
+}
+
+/// Runs `f` (which must not have side effects) with an empty location, and
+/// only if it fails runs it again at `at()`: the JSON pointer is built only
+/// for an error.
+pub(super) fn located<T>(f: impl Fn(&str) -> Result<T>, at: impl FnOnce() -> String) -> Result<T> {
+    f("").or_else(|_| f(&at()))
+}
+
+/// A code block at `path` (its `language` absent or null: `default_lang`).
+/// A language other than Python and C++ (DaCe also names OpenCL,
+/// SystemVerilog and MLIR) is refused by name, as is an unknown one: it is
+/// never compiled as if it were Python; `what` names the code's owner.
+pub(super) fn code_block(
+    c: Option<CodeDto>,
+    default_lang: Language,
+    path: &str,
+    what: &dyn Fn() -> String,
+) -> Result<CodeBlock> {
+    let c = c.unwrap_or_default();
+    let language = match c.language.as_deref() {
+        Some("CPP") | Some("cpp") => Language::Cpp,
+        Some("Python") => Language::Python,
+        None => default_lang,
+        Some(other) => {
+            return Err(Error::unsupported(
+                ptr(path, "language"),
+                format!(
+                    "{} in language '{other}' (sdfgc compiles Python and C++ code only)",
+                    what()
+                ),
+            ));
+        }
+    };
+    Ok(CodeBlock {
+        code: c.string_data,
+        language,
+    })
+}
+
+pub(super) fn code_map(m: IndexMap<String, CodeDto>, path: &str) -> Result<NameMap<CodeBlock>> {
+    let mut out = NameMap::default();
+    for (k, c) in m {
+        let p = ptr(path, &k);
+        let c = code_block(Some(c), Language::Cpp, &p, &|| format!("code for '{k}'"))?;
+        if !c.code.trim().is_empty() {
+            out.insert(k, c);
+        }
+    }
+    Ok(out)
+}
+
+/// Parses a Python condition; an empty one is `true`.
+pub(super) fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
+    let c = code_block(c, Language::Python, path, &|| "a condition".to_string())?;
+    if c.code.trim().is_empty() {
+        return Ok(Expr::Bool(true));
+    }
+    if c.language != Language::Python {
+        return Err(Error::unsupported(path, "C++ conditions"));
+    }
+    python::parse_expr(&c.code).map_err(|e| py_err(e, path, "condition"))
+}
+
+pub(super) fn statements(c: Option<CodeDto>, path: &str) -> Result<Vec<Stmt>> {
+    let c = code_block(c, Language::Python, path, &|| {
+        "a loop statement".to_string()
+    })?;
+    if c.language != Language::Python {
+        return Err(Error::unsupported(path, "C++ loop statements"));
+    }
+    python::parse_code(&c.code).map_err(|e| py_err(e, path, "statement"))
+}

@@ -1,0 +1,215 @@
+//! SDFGs, their data descriptors and constants.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn enter(&mut self, path: &str) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Error::unsupported(
+                path,
+                format!("nesting deeper than {MAX_NESTING} levels of SDFGs and regions"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads an SDFG; with [`discard_read_subtrees`], every block, node and
+    /// edge of its graphs is freed from the tree once read, so that the IR
+    /// reuses the tree's memory instead of adding to it.
+    pub(super) fn sdfg(&mut self, v: &mut Json, path: &str) -> Result<Sdfg> {
+        self.enter(path)?;
+        let t = type_of(v, path)?;
+        if t != "SDFG" {
+            return Err(Error::format(
+                ptr(path, "type"),
+                format!("expected an SDFG, found type '{t}'"),
+            ));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let ap = ptr(path, "attributes");
+        let av = v.get("attributes");
+        let attrs: SdfgAttrsDto = dto(av, &ap)?;
+        let name = attrs
+            .name
+            .clone()
+            .ok_or_else(|| Error::format(&ap, "the SDFG has no 'name'"))?;
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || name.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(Error::invalid(
+                ptr(&ap, "name"),
+                format!("SDFG name '{name}' is not a C identifier"),
+            ));
+        }
+        let arrp = ptr(&ap, "_arrays");
+        let mut arrays = NameMap::default();
+        for (k, d) in entries(av, "_arrays") {
+            arrays.insert(k.to_string(), self.data(d, &ptr(&arrp, k), k)?);
+        }
+        let symp = ptr(&ap, "symbols");
+        let mut symbols = NameMap::default();
+        for (k, t) in entries(av, "symbols") {
+            symbols.insert(k.to_string(), located(|p| dtype(t, p), || ptr(&symp, k))?);
+        }
+        let cp = ptr(&ap, "constants_prop");
+        let mut constants = NameMap::default();
+        for (k, c) in entries(av, "constants_prop") {
+            constants.insert(k.to_string(), self.constant(c, &ptr(&cp, k))?);
+        }
+        // Names, not JSON key order, decide everything downstream (output
+        // must not change when a tool reorders the keys of an object).
+        arrays.sort_keys();
+        symbols.sort_keys();
+        constants.sort_keys();
+        let body = self.region(v, path, RegionKind::Plain)?;
+        self.depth -= 1;
+        Ok(Sdfg {
+            id,
+            name,
+            arg_names: attrs.arg_names,
+            arrays,
+            symbols,
+            assigned_types: NameMap::default(),
+            constants,
+            global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,
+            init_code: code_map(attrs.init_code, &ptr(&ap, "init_code"))?,
+            exit_code: code_map(attrs.exit_code, &ptr(&ap, "exit_code"))?,
+            body,
+            path: path.to_string(),
+        })
+    }
+
+    pub(super) fn data(&mut self, v: &Json, path: &str, name: &str) -> Result<DataDesc> {
+        let t = type_of(v, path)?;
+        let kind = match t {
+            "Array" => DataKind::Array,
+            "Scalar" => DataKind::Scalar,
+            "View" | "ArrayView" => DataKind::View,
+            "Stream" | "Structure" | "StructureView" | "Reference" | "ArrayReference"
+            | "StructureReference" | "ContainerArray" | "Tensor" => {
+                return Err(Error::unsupported(
+                    path,
+                    format!("data container '{name}' of type {t}"),
+                ));
+            }
+            other => {
+                return Err(Error::format(
+                    ptr(path, "type"),
+                    format!("unknown data type '{other}'"),
+                ));
+            }
+        };
+        let ap = ptr(path, "attributes");
+        let av = v.get("attributes");
+        let a: DataAttrsDto = dto(av, &ap)?;
+        let dt = match member(av, "dtype") {
+            Some(d) => located(|p| dtype(d, p), || ptr(&ap, "dtype"))?,
+            None => DType::from_dace_name("int32").expect("int32 is a DaCe type"),
+        };
+        let shape = match member(av, "shape") {
+            Some(_) => sym_list(elements(av, "shape"), || ptr(&ap, "shape"))?,
+            None => vec![Expr::Int(1)],
+        };
+        let rank = shape.len();
+        let strides = match &a.strides {
+            Some(_) => sym_list(elements(av, "strides"), || ptr(&ap, "strides"))?,
+            None => row_major_strides(&shape),
+        };
+        let offset = match &a.offset {
+            Some(_) => sym_list(elements(av, "offset"), || ptr(&ap, "offset"))?,
+            None => vec![Expr::Int(0); rank],
+        };
+        if strides.len() != rank || offset.len() != rank {
+            return Err(Error::invalid(
+                &ap,
+                format!(
+                    "'{name}' has {rank} dimensions but {} strides and {} offsets",
+                    strides.len(),
+                    offset.len()
+                ),
+            ));
+        }
+        let total_size = match member(av, "total_size").filter(|t| !t.is_null()) {
+            Some(t) => located(|p| sym(t, p), || ptr(&ap, "total_size"))?,
+            None => shape
+                .iter()
+                .cloned()
+                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
+                .unwrap_or(Expr::Int(1)),
+        };
+        let storage = Storage::from_dace_name(&a.storage).ok_or_else(|| {
+            Error::unsupported(ptr(&ap, "storage"), format!("storage '{}'", a.storage))
+        })?;
+        let lifetime = Lifetime::from_dace_name(&a.lifetime).ok_or_else(|| {
+            Error::unsupported(ptr(&ap, "lifetime"), format!("lifetime '{}'", a.lifetime))
+        })?;
+        Ok(DataDesc {
+            kind,
+            dtype: dt,
+            shape,
+            strides,
+            total_size,
+            offset,
+            start_offset: match member(av, "start_offset") {
+                Some(x) => located(|p| sym(x, p), || ptr(&ap, "start_offset"))?,
+                None => Expr::Int(0),
+            },
+            transient: a.transient,
+            storage,
+            lifetime,
+            pool: a.pool,
+            may_alias: a.may_alias,
+            path: path.to_string(),
+        })
+    }
+
+    pub(super) fn constant(&mut self, v: &Json, path: &str) -> Result<Constant> {
+        let pair = v
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| Error::format(path, "a constant must be [descriptor, value]"))?;
+        let desc = self.data(&pair[0], &ptr(path, 0), "constant")?;
+        let vp = ptr(path, 1);
+        let complex = desc.dtype.is_complex();
+        let (values, shape) = match &pair[1] {
+            Json::Object(o) => {
+                let data = o
+                    .get("data")
+                    .ok_or_else(|| Error::format(&vp, "ndarray without 'data'"))?;
+                let mut flat = Vec::new();
+                let mut shape = Vec::new();
+                flatten(data, &mut flat, &mut shape, 0, &ptr(&vp, "data"), complex)?;
+                (flat, shape)
+            }
+            scalar => (vec![element_value(scalar, &vp, complex)?], Vec::new()),
+        };
+        let (values, imag): (Vec<ConstValue>, Vec<f64>) = values.into_iter().unzip();
+        for (i, v) in values.iter().enumerate() {
+            check_constant_value(*v, desc.dtype).map_err(|m| {
+                let at = if shape.is_empty() {
+                    vp.clone()
+                } else {
+                    format!("{vp}/data (element {i})")
+                };
+                Error::invalid(at, m)
+            })?;
+        }
+        Ok(Constant {
+            dtype: desc.dtype,
+            shape,
+            values,
+            imag: if complex { imag } else { Vec::new() },
+        })
+    }
+}
+
+pub(super) fn row_major_strides(shape: &[Expr]) -> Vec<Expr> {
+    let mut strides = vec![Expr::Int(1); shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = Expr::bin(BinaryOp::Mul, strides[i + 1].clone(), shape[i + 1].clone());
+    }
+    strides
+}
