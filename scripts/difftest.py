@@ -103,11 +103,12 @@ def run_one(args):
             try:
                 libs[who] = sdfg.compile()
             except Exception as e:  # noqa: BLE001 - reported, not hidden
+                hook.disable()
                 msg = str(e).strip().splitlines()
                 result.update(status=f"{who}-failed", error=(msg[-1] if msg else repr(e))[:400])
                 return result
-            finally:
-                hook.disable()
+        # The hook stays on while the libraries run: it gives sdfgc's
+        # external-mode library its workspace on the first call.
         outs = {}
         for who, lib in libs.items():
             # The compiled SDFG's arguments (library expansion may add symbols).
@@ -118,6 +119,7 @@ def run_one(args):
                 call.update({k: v for k, v in symbols.items() if k in wanted and k not in call})
                 lib(**call)
             outs[who] = vals
+        hook.disable()
     bad = {}
     for name, ref in outs["dace"].items():
         got = outs["sdfgc"][name]

@@ -25,7 +25,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CPU_VARIANTS = ("program.sdfg", "program.external.sdfg", "program.autoopt.sdfg", "program.v2.sdfg")
+CPU_VARIANTS = ("program.sdfg", "program.external.sdfg", "program.autoopt.sdfg", "program.v2.sdfg",
+                "program.parsed.sdfg", "program.v2.autoopt.sdfg")
 
 
 def variants_of(case_dir, only):

@@ -182,3 +182,32 @@ fn every_npbench_kernel_passes() {
     );
     assert_all_passed("NPBench runs", tasks.len(), &failures);
 }
+
+/// The programs written for differential testing (`fixtures/programs`: NumPy
+/// programs in DaCe's Python frontend, in the shapes users write them; outputs
+/// from DaCe's own library): every variant in the default and external modes.
+#[test]
+fn every_written_program_passes() {
+    let modes = [
+        (None, Layout::Packed),
+        (Some(Mode::External), Layout::Packed),
+    ];
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> =
+        common::corpus::written_program_variants()
+            .into_iter()
+            .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
+            .collect();
+    assert!(tasks.len() >= 200, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "programs/{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
+    assert_all_passed("written-program runs", tasks.len(), &failures);
+}

@@ -33,7 +33,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use common::corpus::{assert_all_passed, cpu_variants, npbench_variants, run_parallel};
+use common::corpus::{
+    assert_all_passed, cpu_variants, npbench_variants, run_parallel, written_program_variants,
+};
 use common::harness::{RunOptions, SANITIZE_FLAGS, TSAN_FLAGS, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -332,6 +334,17 @@ fn run_tsan(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Resul
 #[test]
 fn every_npbench_autoopt_kernel_is_race_free_under_tsan() {
     let autoopt = npbench_variants()
+        .into_iter()
+        .filter(|(_, v)| v == "program.autoopt.sdfg")
+        .collect();
+    run_matrix("TSan runs", "tsan ", autoopt, &TSAN_MODES, 40, run_tsan);
+}
+
+/// The auto-optimized programs written for differential testing
+/// (`fixtures/programs`): DaCe fuses their maps and makes scalars map-local.
+#[test]
+fn every_written_autoopt_program_is_race_free_under_tsan() {
+    let autoopt = written_program_variants()
         .into_iter()
         .filter(|(_, v)| v == "program.autoopt.sdfg")
         .collect();

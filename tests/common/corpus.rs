@@ -13,12 +13,15 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// Every `(case directory, file name)` under `fixtures/` whose directory has a
-/// `case.json` and whose name `keep` accepts, sorted. `fixtures/npbench` is
-/// left out: its cases run in their own test ([`npbench_variants`]).
+/// `case.json` and whose name `keep` accepts, sorted. `fixtures/npbench` and
+/// `fixtures/programs` are left out: their cases run in their own tests
+/// ([`npbench_variants`], [`written_program_variants`]).
 pub fn case_files(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     case_files_under(&fixtures(), keep)
         .into_iter()
-        .filter(|(d, _)| !d.starts_with(fixtures().join("npbench")))
+        .filter(|(d, _)| {
+            !d.starts_with(fixtures().join("npbench")) && !d.starts_with(fixtures().join("programs"))
+        })
         .collect()
 }
 
@@ -65,6 +68,22 @@ pub fn npbench_variants() -> Vec<(PathBuf, String)> {
         matches!(
             n,
             "program.sdfg" | "program.external.sdfg" | "program.autoopt.sdfg"
+        )
+    })
+}
+
+/// The variants of the programs written for differential testing
+/// (`fixtures/programs`, made by scripts/diffprogs.py): as parsed, simplified
+/// and auto-optimized by DaCe 1.0.2, simplified and auto-optimized by DaCe 2.x.
+pub fn written_program_variants() -> Vec<(PathBuf, String)> {
+    case_files_under(&fixtures().join("programs"), |n| {
+        matches!(
+            n,
+            "program.sdfg"
+                | "program.parsed.sdfg"
+                | "program.autoopt.sdfg"
+                | "program.v2.sdfg"
+                | "program.v2.autoopt.sdfg"
         )
     })
 }

@@ -118,6 +118,7 @@ pub(super) fn sym(v: &Json, path: &str) -> Result<Expr> {
                 return Ok(e);
             }
             let e = python::parse_expr(s).map_err(|e| py_err(e, path, "symbolic expression"))?;
+            let e = crate::front::sympy::lower(e);
             EXPRS.with(|c| c.borrow_mut().insert(s.to_string(), e.clone()));
             Ok(e)
         }
