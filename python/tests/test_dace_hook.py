@@ -65,9 +65,12 @@ def test_abi_mismatch_raises_with_both_lists(build_folder):
             return lambda: b'{"program":[["x","double *"],["y","double *"],["N","int"],["__x_stride","int"],' \
                            b'["a","double"]],"init":[["N","int"]]}'
 
-    lib._lib = Stated()
-    with pytest.raises(sdfgc.dace.SdfgcAbiError, match="__x_stride"):
-        sdfgc.dace.check_abi(lib)
+    real, lib._lib = lib._lib, Stated()
+    try:
+        with pytest.raises(sdfgc.dace.SdfgcAbiError, match="__x_stride"):
+            sdfgc.dace.check_abi(lib)
+    finally:
+        lib._lib = real
 
 
 def test_disable_restores_daces_generator(build_folder):
