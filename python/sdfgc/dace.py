@@ -215,7 +215,10 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
 
         def init(self, *args, **kwargs):
             _original_init(self, *args, **kwargs)
-            check_abi(self)
+            if check_abi(self):
+                _log(f"checked {self._sdfg.name}")
+            else:  # DaCe's cache or an explicit fallback
+                _log(f"foreign {self._sdfg.name}: {self._lib._library_filename} was not built by sdfgc")
 
         CompiledSDFG.__init__ = init
     if _original_initialize is None:
@@ -329,7 +332,8 @@ def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=
         dll = csd.ReloadableDLL(str(lib), prog.name)  # DaCe 1.x
     except TypeError:
         dll = csd.ReloadableDLL(str(lib))  # DaCe 2.x: the stub is found from the library's name
-    csdfg = csd.CompiledSDFG(prog, dll, prog.arg_names)
+    csdfg = csd.CompiledSDFG.__new__(csd.CompiledSDFG)
+    (_original_init or csd.CompiledSDFG.__init__)(csdfg, prog, dll, prog.arg_names)
     if not check_abi(csdfg):
         raise SdfgcAbiError(f"{lib} states no parameter lists (__sdfgc_signature_{prog.name})")
     workspaces = _workspaces(workspace)

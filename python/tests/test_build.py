@@ -65,3 +65,14 @@ def test_compiler_failure_raises(cache):
 def test_binary_is_found_and_states_its_version():
     assert os.access(sdfgc.binary(), os.X_OK)
     assert sdfgc.version().startswith("sdfgc ")
+
+
+def test_installed_package_finds_its_own_binary(monkeypatch):
+    import sysconfig
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.dirname(os.path.dirname(os.path.abspath(sdfgc.__file__))) == here:
+        pytest.skip("a source checkout, not the installed package")
+    monkeypatch.delenv("SDFGC", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert sdfgc.binary() == os.path.join(sysconfig.get_path("scripts"), "sdfgc")

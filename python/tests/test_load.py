@@ -40,9 +40,12 @@ def test_load_returns_daces_compiled_sdfg_and_caches():
     x, y = np.arange(5.0), np.ones(5)
     csdfg(a=3.0, x=x, y=y, N=5)
     assert np.allclose(y, 3 * np.arange(5.0) + 1)
-    lib = sdfgc.build(os.path.join(os.environ["SDFGC_CACHE_DIR"], os.listdir(os.environ["SDFGC_CACHE_DIR"])[0],
-                                   "program.sdfg"))
-    assert lib.cached  # what load built is in the cache
+    cache = os.environ["SDFGC_CACHE_DIR"]
+    entries = [e for e in os.listdir(cache) if os.path.exists(os.path.join(cache, e, "library.json"))]
+    assert len(entries) == 1
+    assert sdfgc.build(os.path.join(cache, entries[0], "program.sdfg")).cached  # what load built is cached
+    again = sdfgc.dace.load(sdfg)  # a second load is a cache hit too: the same library file
+    assert again.filename.startswith(csdfg.filename)  # DaCe loads a second copy under another name
 
 
 def test_load_external_mode_shares_one_workspace():
