@@ -7,7 +7,7 @@
 #   bash scripts/gt4py-suite.sh [PYTEST ARGS...]   # default: ffront_tests -k dace_cpu (about an hour)
 #   bash scripts/gt4py-suite.sh --ci               # the CI slice: 44 tests, both DaCe CPU backends
 #
-# Prints pytest's summary, the number of SDFGs sdfgc compiled, every refusal
+# Prints pytest's summary, per backend passed/failed/skipped, the number of SDFGs sdfgc compiled, every refusal
 # (sdfgc's message) and every library DaCe loaded that sdfgc did not build
 # (build/gt4py-suite/). With --ci it fails unless every test passes (with
 # DaCe's own generator they all do), nothing was refused and every library
@@ -36,12 +36,16 @@ rm -rf "$out" && mkdir -p "$out" && cp -r "$suite"/. "$out/suite"
 cd "$out/suite"
 set +e
 env -u SDFGC -u PYTHONPATH SDFGC_DACE=1 SDFGC_DACE_LOG="$out/sdfgc.log" GT4PY_BUILD_CACHE_DIR="$out/gt4py-cache" \
-  PATH="$venv/bin:$PATH" python -m pytest -q -p no:cacheprovider --tb=line -rf "$@" > "$out/pytest.log" 2>&1
+  PATH="$venv/bin:$PATH" python -m pytest -q -p no:cacheprovider --tb=line -rA "$@" > "$out/pytest.log" 2>&1
 rc=$?
 set -e
 count() { grep -c "^$1 " "$out/sdfgc.log" 2>/dev/null || true; }
 compiled=$(count compiled) refused=$(count refused) foreign=$(count foreign) checked=$(count checked)
 tail -n 1 "$out/pytest.log"
+# per backend (the test id's parameter): passed / failed / skipped / xfailed
+grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$out/pytest.log" |
+  sed -E 's/^([A-Z]+) .*(dace\.run_dace_[a-z_]+|dace_[a-z_]+).*/\2 \1/; t; s/^([A-Z]+) .*/other \1/' |
+  sort | uniq -c | awk '{printf "  %-28s %-8s %d\n", $2, $3, $1}' || true
 echo "SDFGs compiled by sdfgc: ${compiled:-0}"
 echo "refused by sdfgc: ${refused:-0}"
 echo "libraries loaded with their parameter lists checked: ${checked:-0}"

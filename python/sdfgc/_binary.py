@@ -61,3 +61,23 @@ def version(exe=None) -> str:
             raise SdfgcError(f"{exe} --version failed: {r.stderr.strip()}")
         _versions[key] = r.stdout.strip()
     return _versions[key]
+
+
+_digests = {}
+
+
+def identity(exe=None) -> str:
+    """`sdfgc --version` plus a digest of the executable: what the build
+    cache keys on (two builds of one version from different sources differ)."""
+    import hashlib
+
+    exe = exe or binary()
+    st = os.stat(exe)
+    key = (exe, st.st_mtime_ns, st.st_size)
+    if key not in _digests:
+        h = hashlib.sha256()
+        with open(exe, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        _digests[key] = h.hexdigest()[:16]
+    return f"{version(exe)} ({_digests[key]})"

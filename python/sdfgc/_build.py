@@ -2,7 +2,7 @@
 
 The cache key is the SDFG file's bytes, every option that changes the
 library (target, mode, offload, extra sdfgc arguments, compiler and flags)
-and `sdfgc --version`; a hit returns the library built before without
+and `sdfgc --version` with a digest of the executable; a hit returns the library built before without
 running anything. Entries are built in a private folder and renamed into
 place, so concurrent builds of the same program are safe.
 """
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ._binary import SdfgcError, binary, version
+from ._binary import SdfgcError, binary, identity
 
 _EXT = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}
 _COMPILER_ENV = {"cpp": ("CXX", "g++"), "cuda": ("NVCC", "nvcc"), "hip": ("HIPCC", "hipcc")}
@@ -93,7 +93,7 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
     args += list(sdfgc_args)
     key = hashlib.sha256()
     key.update(data)
-    key.update(json.dumps({"sdfgc": version(exe), "args": args, "cc": cc, "flags": cflags}).encode())
+    key.update(json.dumps({"sdfgc": identity(exe), "args": args, "cc": cc, "flags": cflags}).encode())
     digest = key.hexdigest()[:24]
     root = os.path.abspath(build_dir or default_cache_dir())
     final = os.path.join(root, digest)
