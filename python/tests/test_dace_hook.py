@@ -115,7 +115,9 @@ def test_switch_in_spawn_workers(tmp_path):
         "import multiprocessing as mp\n"
         "def probe(_):\n"
         "    import sdfgc.dace\n"
-        "    return sdfgc.dace.enabled()\n"
+        "    before = sdfgc.dace.enabled()\n"
+        "    import dace  # noqa: F401  (the switch waits for DaCe's import)\n"
+        "    return before, sdfgc.dace.enabled()\n"
         "if __name__ == '__main__':\n"
         "    with mp.get_context('spawn').Pool(1) as pool:\n"
         "        print(pool.map(probe, [0]))\n")
@@ -127,7 +129,7 @@ def test_switch_in_spawn_workers(tmp_path):
         env.pop("PYTHONPATH", None)
     r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "[True]"
+    assert r.stdout.strip() == "[(False, True)]"
 
 
 def test_library_node_arguments_match_daces(build_folder):
