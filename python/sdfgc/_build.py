@@ -124,12 +124,14 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
             raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")
         with open(os.path.join(work, "library.json"), "w") as fh:
             json.dump({"name": name, "library": lib_name, "command": cmd, "sdfgc": [exe, *args]}, fh)
-        if os.path.exists(final):  # a stale or concurrent entry: replace it
+        if os.path.exists(final) and not os.path.exists(done):  # a stale entry (cache=False, or broken)
             shutil.rmtree(final, ignore_errors=True)
         try:
             os.rename(work, final)
-        except OSError:  # another process won the race: use its entry
+        except OSError:  # a concurrent build of the same key won: its entry is the same library
             shutil.rmtree(work, ignore_errors=True)
+            if not os.path.exists(done):
+                raise
         return _result(os.path.join(final, lib_name), False, name, final)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

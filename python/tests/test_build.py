@@ -76,3 +76,15 @@ def test_installed_package_finds_its_own_binary(monkeypatch):
     monkeypatch.delenv("SDFGC", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
     assert sdfgc.binary() == os.path.join(sysconfig.get_path("scripts"), "sdfgc")
+
+
+def test_concurrent_builds_of_one_program_agree(cache):
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = os.path.join(CORPUS, "jacobi_1d", "program.sdfg")
+    with ThreadPoolExecutor(3) as pool:
+        libs = list(pool.map(lambda _: sdfgc.build(path, build_dir=cache), range(3)))
+    assert len(set(libs)) == 1 and os.path.exists(libs[0])
+    assert [e for e in os.listdir(cache) if not e.startswith(".")] == [os.path.basename(libs[0].folder)]
+    assert not [e for e in os.listdir(cache) if e.startswith(".")]  # no work folder left behind
+    run_case(libs[0], "jacobi_1d")
