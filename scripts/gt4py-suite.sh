@@ -1,38 +1,59 @@
 #!/usr/bin/env bash
 # gt4py 1.2.1's own integration tests (../shared/gt4py-suite) with every DaCe
-# build generating its code through sdfgc (not in CI: about an hour on 2 cores).
+# build generating its code through sdfgc: the package is pip-installed into
+# build/venv-gt4py (made by scripts/install-test-tools.sh) and switched on
+# with SDFGC_DACE=1 alone (its .pth file), in gt4py's spawned build workers too.
 #
-#   bash scripts/gt4py-suite.sh [PYTEST ARGS...]    # default: ffront_tests -k dace_cpu
+#   bash scripts/gt4py-suite.sh [PYTEST ARGS...]   # default: ffront_tests -k dace_cpu (about an hour)
+#   bash scripts/gt4py-suite.sh --ci               # the CI slice: 44 tests, both DaCe CPU backends
 #
-# Needs Python 3.12 (pyenv has it here); makes build/venv-gt4py with gt4py
-# 1.2.1 and DaCe 2.0.0a10. DaCe's SDFG.compile() is switched to sdfgc by
-# python/sdfgc/_startup/sitecustomize.py with SDFGC_DACE=1, in gt4py's spawned
-# build workers too. Prints pytest's summary, the number of SDFGs sdfgc
-# compiled and every refusal (sdfgc's message), from build/gt4py-suite/.
+# Prints pytest's summary, per backend passed/failed/skipped, the number of SDFGs sdfgc compiled, every refusal
+# (sdfgc's message) and every library DaCe loaded that sdfgc did not build
+# (build/gt4py-suite/). With --ci it fails unless every test passes (with
+# DaCe's own generator they all do), nothing was refused and every library
+# loaded was sdfgc's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 suite=${SDFGC_GT4PY_SUITE:-$root/../shared/gt4py-suite}
 venv=$root/build/venv-gt4py
-py=$(command -v python3.12 || ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | head -1)
-[ -x "$venv/bin/python" ] || {
-  "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q gt4py==1.2.1 dace==2.0.0a10 cmake pytest hypothesis pytest-timeout \
-    pytest-benchmark pytest-factoryboy pytest-xdist psutil
-}
+[ -x "$venv/bin/python" ] || { echo "error: $venv is missing: run scripts/install-test-tools.sh" >&2; exit 1; }
+[ -d "$suite" ] || { echo "error: gt4py's tests not found at $suite (set SDFGC_GT4PY_SUITE)" >&2; exit 1; }
 cargo build --release --quiet
+# The package as a user gets it (its binary is target/release/sdfgc, just built).
+PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --no-build-isolation ./python
+ci=0
+ffront=tests/next_tests/integration_tests/feature_tests/ffront_tests
+if [ "${1:-}" = --ci ]; then
+  ci=1
+  shift
+  set -- "$ffront"/test_basic.py "$ffront"/test_where.py "$ffront"/test_cartesian_shifts.py \
+    "$ffront"/test_scalar_args.py -k dace_cpu
+fi
+[ $# -gt 0 ] || set -- "$ffront" -k dace_cpu
 out=$root/build/gt4py-suite
 rm -rf "$out" && mkdir -p "$out" && cp -r "$suite"/. "$out/suite"
-[ $# -gt 0 ] || set -- tests/next_tests/integration_tests/feature_tests/ffront_tests -k dace_cpu
 cd "$out/suite"
 set +e
-SDFGC_DACE=1 SDFGC="$root/target/release/sdfgc" SDFGC_DACE_LOG="$out/sdfgc.log" \
-  PYTHONPATH="$root/python:$root/python/sdfgc/_startup" PATH="$venv/bin:$PATH" \
-  python -m pytest -q -p no:cacheprovider --tb=line -rf "$@" > "$out/pytest.log" 2>&1
+env -u SDFGC -u PYTHONPATH SDFGC_DACE=1 SDFGC_DACE_LOG="$out/sdfgc.log" GT4PY_BUILD_CACHE_DIR="$out/gt4py-cache" \
+  PATH="$venv/bin:$PATH" python -m pytest -q -p no:cacheprovider --tb=line -rA "$@" > "$out/pytest.log" 2>&1
 rc=$?
 set -e
+count() { grep -c "^$1 " "$out/sdfgc.log" 2>/dev/null || true; }
+compiled=$(count compiled) refused=$(count refused) foreign=$(count foreign) checked=$(count checked)
 tail -n 1 "$out/pytest.log"
-echo "SDFGs compiled by sdfgc: $(grep -c '^compiled ' "$out/sdfgc.log" 2>/dev/null || echo 0)"
-echo "refused by sdfgc: $(grep -c '^refused ' "$out/sdfgc.log" 2>/dev/null || echo 0)"
+# per backend (the test id's parameter): passed / failed / skipped / xfailed
+grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$out/pytest.log" |
+  sed -E 's/^([A-Z]+) .*(dace\.run_dace_[a-z_]+|dace_[a-z_]+).*/\2 \1/; t; s/^([A-Z]+) .*/other \1/' |
+  sort | uniq -c | awk '{printf "  %-28s %-8s %d\n", $2, $3, $1}' || true
+echo "SDFGs compiled by sdfgc: ${compiled:-0}"
+echo "refused by sdfgc: ${refused:-0}"
+echo "libraries loaded with their parameter lists checked: ${checked:-0}"
+echo "libraries loaded that sdfgc did not build: ${foreign:-0}"
 grep '^refused ' "$out/sdfgc.log" 2>/dev/null | sed 's/.*unsupported: //; s/.*invalid code: //' | sort | uniq -c | sort -rn | head -20 || true
+if [ $ci = 1 ]; then
+  [ $rc = 0 ] || { grep -E '^(FAILED|ERROR)' "$out/pytest.log" | head -20; echo "gt4py slice: tests failed" >&2; exit 1; }
+  [ "${compiled:-0}" -gt 0 ] && [ "${checked:-0}" -gt 0 ] || { echo "gt4py slice: nothing went through sdfgc" >&2; exit 1; }
+  [ "${refused:-0}" = 0 ] && [ "${foreign:-0}" = 0 ] || { echo "gt4py slice: not every SDFG was sdfgc's" >&2; exit 1; }
+fi
 exit $rc

@@ -5,7 +5,10 @@
 #     that tests/cmake_example.rs finds them on PATH;
 #   * a Python virtual environment with DaCe 1.0.2 (networkx<3.4, numpy, pytest)
 #     under build/venv-dace, used by examples/dace/, tests/dace_example.rs and
-#     the Python package's tests (python/tests).
+#     the Python package's tests (python/tests), with maturin to install the
+#     package (`pip install --no-build-isolation ./python` in scripts/test.sh);
+#   * a Python 3.12 venv with gt4py 1.2.1 and DaCe 2.0.0a10 under
+#     build/venv-gt4py, for the gt4py slice (scripts/gt4py-suite.sh --ci).
 # Idempotent: finished steps are skipped on a second run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +74,21 @@ if ! "$VENV/bin/python" -c 'import dace, numpy' >/dev/null 2>&1; then
     make_venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet 'dace==1.0.2' 'networkx<3.4' numpy
 fi
-if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet pytest
+if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
+    "$VENV/bin/python" -m pip install --quiet pytest 'maturin>=1.5,<2'
 fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"
+
+# ---- gt4py 1.2.1 + DaCe 2.0.0a10 on Python 3.12 ----
+GT=build/venv-gt4py
+if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x "$GT/bin/maturin" ]; then
+    py312=python3.12  # else pyenv's (its shim may exist without being selected)
+    "$py312" -c pass 2>/dev/null ||
+        py312=$(ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | head -1)
+    [ -n "$py312" ] || { echo "error: the gt4py slice needs Python 3.12 (python3.12 or pyenv)" >&2; exit 1; }
+    rm -rf "$GT"
+    "$py312" -m venv "$GT"
+    "$GT/bin/python" -m pip install --quiet gt4py==1.2.1 dace==2.0.0a10 pytest hypothesis pytest-timeout \
+        pytest-benchmark pytest-factoryboy pytest-xdist psutil 'maturin>=1.5,<2'
+fi
+echo "gt4py: $("$GT/bin/python" -c 'import gt4py; print(gt4py.__version__)') in $GT"

@@ -8,6 +8,15 @@ command -v g++ >/dev/null || { echo "error: g++ is required by the tests" >&2; e
 cargo fmt --all -- --check
 cargo clippy --all-targets --release -- -D warnings
 INSTA_UPDATE=no cargo test --release
-# The Python package (python/sdfgc) against DaCe 1.0.2's own SDFG.compile().
-SDFGC="$PWD/target/release/sdfgc" PYTHONPATH="$PWD/python" PATH="$PWD/build/venv-dace/bin:$PATH" \
+# The Python package, pip-installed as users get it (maturin reuses the
+# release build above), against DaCe 1.0.2: build, cache, Workspace, load,
+# the SDFG.compile() switch, spawned workers.
+PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python -m pip install --quiet --no-build-isolation ./python
+env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-dace/bin:$PATH" SDFGC_CACHE_DIR="$PWD/build/sdfgc-cache" \
     build/venv-dace/bin/python -m pytest -q -p no:cacheprovider python/tests
+# load() with DaCe 2.0.0a10's CompiledSDFG (the gt4py venv).
+PATH="$PWD/build/venv-gt4py/bin:$PATH" build/venv-gt4py/bin/python -m pip install --quiet --no-build-isolation ./python
+env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-gt4py/bin:$PATH" SDFGC_CACHE_DIR="$PWD/build/sdfgc-cache" \
+    build/venv-gt4py/bin/python -m pytest -q -p no:cacheprovider python/tests/test_load.py
+# gt4py 1.2.1's own tests (a slice, both DaCe CPU backends) through SDFGC_DACE=1.
+bash scripts/gt4py-suite.sh --ci

@@ -1,33 +1,22 @@
 """sdfgc from Python: compile DaCe SDFGs with sdfgc.
 
-`sdfgc.dace.enable()` makes DaCe's own `SDFG.compile()` (which gt4py calls)
-generate its code with sdfgc; DaCe's build folder, CMake build, cache and
-`CompiledSDFG` loader stay as they are. `SDFGC_DACE=1` in the environment
-does the same in every Python process that imports `sitecustomize` from
-`sdfgc/_startup` (see README).
+    import sdfgc
+    lib = sdfgc.build("program.sdfg", target="cpp", mode="external")   # cached
+    ws = sdfgc.Workspace("CPU_Heap")                                    # one buffer for many programs
+
+    import sdfgc.dace
+    sdfgc.dace.enable()               # DaCe's SDFG.compile() (which gt4py calls) builds through sdfgc
+    csdfg = sdfgc.dace.load(sdfg)     # DaCe's CompiledSDFG of sdfgc's library, built with g++ directly
+
+`SDFGC_DACE=1` in the environment enables `sdfgc.dace` in every Python
+process of an environment where the package is installed (its `.pth` file),
+gt4py's spawned build workers included. No dependency beyond the standard
+library; numpy, DaCe, gt4py and cupy are used where installed.
 """
 
-import os
-import shutil
+from ._binary import SdfgcError, binary, version
+from ._build import BuildResult, CompilerError, build, default_cache_dir, default_compiler, default_flags
+from ._workspace import Workspace, plan
 
-__all__ = ["binary", "SdfgcError"]
-
-
-class SdfgcError(RuntimeError):
-    """sdfgc refused an SDFG; the message is sdfgc's (file and JSON pointer)."""
-
-
-def binary() -> str:
-    """The sdfgc executable: `$SDFGC`, else the one on PATH, else the
-    repository's release build."""
-    env = os.environ.get("SDFGC")
-    if env:
-        return env
-    found = shutil.which("sdfgc")
-    if found:
-        return found
-    here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.join(here, "..", "..", "target", "release", "sdfgc")
-    if os.path.exists(repo):
-        return os.path.abspath(repo)
-    raise SdfgcError("sdfgc executable not found: set $SDFGC or put sdfgc on PATH")
+__all__ = ["binary", "version", "build", "BuildResult", "SdfgcError", "CompilerError", "Workspace", "plan",
+           "default_cache_dir", "default_compiler", "default_flags"]

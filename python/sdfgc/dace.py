@@ -3,21 +3,36 @@
     import sdfgc.dace
     sdfgc.dace.enable(mode="external")   # every later SDFG.compile() goes through sdfgc
     sdfgc.dace.disable()
+    csdfg = sdfgc.dace.load(sdfg)        # DaCe's CompiledSDFG of sdfgc.build()'s library
 
-DaCe still writes the build folder, runs its CMake build and loads the
-library with its own `CompiledSDFG` (so its cache, `compiler.use_cache` and
-the loader stub behave as always); only the code it compiles is sdfgc's.
-A refused SDFG raises `sdfgc.SdfgcError` with sdfgc's message: there is no
-silent fallback to DaCe's generator. Every library DaCe loads while the
-switch is on is checked: the parameter lists it states must be the ones
-`CompiledSDFG` passes (`check_abi`).
+With `enable()`, DaCe still writes the build folder, runs its CMake build
+and loads the library with its own `CompiledSDFG` (so its cache,
+`compiler.use_cache`, the folder layout and the loader stub behave as
+always); only the code it compiles is sdfgc's. `load()` skips DaCe's CMake
+build: `sdfgc.build` (sdfgc, then g++/nvcc/hipcc, cached) and DaCe's
+`CompiledSDFG` on the result. A refused SDFG raises `sdfgc.SdfgcError` with
+sdfgc's message: there is no silent fallback to DaCe's generator
+(`fallback=True` falls back explicitly and logs every fallback). Every
+library loaded while the switch is on, and every `load()`, is checked: the
+parameter lists it states must be the ones `CompiledSDFG` passes
+(`check_abi`).
 """
 
+import copy
+import ctypes
+import hashlib
+import json
+import logging
 import os
+import shutil
 import subprocess
 import tempfile
 
 from . import SdfgcError, binary
+from ._build import build, default_cache_dir
+from ._workspace import Workspace
+
+log = logging.getLogger("sdfgc.dace")
 
 _original = None
 _original_init = None
@@ -35,9 +50,6 @@ def check_abi(csdfg) -> bool:
     `sdfg.arglist()` to the program, and those of its entries that are free
     symbols to init. Raises `SdfgcAbiError` with both lists on a mismatch;
     returns False for a library that states none (not built by sdfgc)."""
-    import ctypes
-    import json
-
     sdfg = csdfg._sdfg
     try:
         stated_fn = csdfg._lib.get_symbol(f"__sdfgc_signature_{sdfg.name}", ctypes.c_char_p)
@@ -57,10 +69,31 @@ def check_abi(csdfg) -> bool:
 
 
 def _log(line: str) -> None:
+    log.info(line)
     path = os.environ.get("SDFGC_DACE_LOG")
     if path:
         with open(path, "a") as fh:
             fh.write(line + "\n")
+
+
+def _prepare_like_dace(sdfg):
+    """What DaCe's own generator does to the SDFG object that `CompiledSDFG`
+    later takes its argument list from: connector types, default schedules
+    and storages, library nodes expanded."""
+    from dace.sdfg import infer_types
+
+    infer_types.infer_connector_types(sdfg)
+    infer_types.set_default_schedule_and_storage_types(sdfg, None)
+    sdfg.expand_library_nodes()
+
+
+def _sdfgc_command(path, out, options):
+    cmd = [binary(), path, "--target", options.get("target", "cpp"), "--emit-sample", "-o", out]
+    if options.get("mode"):
+        cmd += ["--mode", options["mode"]]
+    if options.get("offload"):
+        cmd += ["--offload"]
+    return cmd + list(options.get("extra_args", ()))
 
 
 def _generate_code(sdfg, validate=True):
@@ -79,23 +112,20 @@ def _generate_code(sdfg, validate=True):
         if keep:  # a copy of every SDFG handed to sdfgc, for debugging
             os.makedirs(keep, exist_ok=True)
             sdfg.save(os.path.join(keep, sdfg.name + ".sdfg"))
-        cmd = [binary(), path, "--target", target, "--emit-sample", "-o", tmp]
-        if _options.get("mode"):
-            cmd += ["--mode", _options["mode"]]
-        cmd += list(_options.get("extra_args", ()))
+        cmd = _sdfgc_command(path, tmp, _options)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            message = r.stderr.strip() or f"sdfgc exited with {r.returncode}"
+            if _options.get("fallback"):
+                _log(f"fallback {sdfg.name}: {message}")
+                return _original(sdfg, validate=validate)
+            _log(f"refused {sdfg.name}: {message}")
+            raise SdfgcError(message)
         # DaCe's own generator expands library nodes on this very object,
         # and CompiledSDFG later takes its arglist() from it: do the same
         # (after saving: sdfgc expands the nodes itself), so the argument
         # list DaCe passes is the one DaCe's own library would take.
-        from dace.sdfg import infer_types
-
-        infer_types.infer_connector_types(sdfg)
-        infer_types.set_default_schedule_and_storage_types(sdfg, None)
-        sdfg.expand_library_nodes()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            _log(f"refused {sdfg.name}: {r.stderr.strip()}")
-            raise SdfgcError(r.stderr.strip() or f"sdfgc exited with {r.returncode}")
+        _prepare_like_dace(sdfg)
         ext = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}[target]
         with open(os.path.join(tmp, f"{sdfg.name}.{ext}")) as fh:
             code = fh.read()
@@ -130,46 +160,53 @@ def _sdfg_external_storages(sdfg):
     return out
 
 
-def _own_workspaces(csdfg, argtuple):
-    """Gives an sdfgc library built in the external mode, whose SDFG has no
-    External transients of its own (so DaCe never sets a workspace), one
-    CPU_Heap workspace per CompiledSDFG, through the checked setter."""
-    import ctypes
-
-    import numpy as np
-
+def _hand_workspaces(csdfg, argtuple, workspaces):
+    """Hands an sdfgc library built in the external mode, whose SDFG has no
+    External transients of its own (so DaCe never sets a workspace), its
+    workspaces through the checked setter: the given `Workspace` of each
+    storage, else one of its own per CompiledSDFG."""
     lib, sdfg = csdfg._lib, csdfg._sdfg
     managed = _sdfg_external_storages(sdfg)
-    for storage in ("CPU_Heap",):
+    for storage in ("CPU_Heap", "GPU_Global"):
         if storage in managed or (storage == "CPU_Heap" and "Default" in managed):
             continue
         try:
-            size = lib.get_symbol(f"__dace_get_external_memory_size_{storage}", ctypes.c_size_t)
-            align = lib.get_symbol(f"__sdfgc_workspace_alignment_{storage}", ctypes.c_size_t)()
-            setter = lib.get_symbol(f"__sdfgc_set_workspace_{storage}", ctypes.c_int)
-            message = lib.get_symbol("__sdfgc_error_string", ctypes.c_char_p)
+            lib.get_symbol(f"__sdfgc_set_workspace_{storage}", ctypes.c_int)
         except KeyError:
             continue
-        nbytes = size(csdfg._libhandle, *argtuple)
-        raw = np.empty(nbytes + align, dtype=np.uint8)
-        offset = (-raw.ctypes.data) % align
-        rc = setter(csdfg._libhandle, ctypes.c_void_p(raw.ctypes.data + offset), ctypes.c_size_t(nbytes), *argtuple)
-        if rc != 0:
-            raise SdfgcError(f"{storage} workspace of '{sdfg.name}': {message(rc).decode()}")
-        workspaces = getattr(csdfg, "_sdfgc_workspaces", {})
-        workspaces[storage] = raw
-        csdfg._sdfgc_workspaces = workspaces
+        ws = (workspaces or {}).get(storage) or Workspace(storage)
+        ws.attach(csdfg, *argtuple)
+        held = getattr(csdfg, "_sdfgc_workspaces", {})
+        held[storage] = ws
+        csdfg._sdfgc_workspaces = held
 
 
-def enable(mode=None, target="cpp", extra_args=()):
+def _workspaces(workspace):
+    if workspace is None:
+        return {}
+    if isinstance(workspace, Workspace):
+        return {workspace.storage: workspace}
+    return dict(workspace)
+
+
+def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False, workspace=None):
     """Makes every later `dace.SDFG.compile()` in this process generate its
     code with sdfgc (`mode`: None, "scoped", "persistent", "pool" or
-    "external"; `target`: "cpp", "cuda" or "hip")."""
-    global _original, _original_init
+    "external"; `target`: "cpp", "cuda" or "hip"; `offload`: sdfgc's
+    `--offload`; `extra_args`: more sdfgc arguments). `fallback=True` lets
+    DaCe's generator compile what sdfgc refuses, logging each fallback;
+    `workspace`: a `sdfgc.Workspace` (or a dict storage -> Workspace) that
+    every external-mode library gets (default: one of its own each).
+    DaCe's cache is untouched: with `compiler.use_cache` (or an unchanged
+    SDFG in an existing build folder) DaCe reuses the library in its build
+    folder, whichever generator built it."""
+    global _original, _original_init, _original_initialize
     from dace.codegen import codegen
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
-    _options.update(mode=mode, target=target, extra_args=tuple(extra_args))
+    _options.clear()
+    _options.update(mode=mode, target=target, offload=offload, extra_args=tuple(extra_args), fallback=fallback,
+                    workspaces=_workspaces(workspace))
     if _original is None:
         _original = codegen.generate_code
         codegen.generate_code = _generate_code
@@ -178,24 +215,26 @@ def enable(mode=None, target="cpp", extra_args=()):
 
         def init(self, *args, **kwargs):
             _original_init(self, *args, **kwargs)
-            check_abi(self)
+            if check_abi(self):
+                _log(f"checked {self._sdfg.name}")
+            else:  # DaCe's cache or an explicit fallback
+                _log(f"foreign {self._sdfg.name}: {self._lib._library_filename} was not built by sdfgc")
 
         CompiledSDFG.__init__ = init
-    global _original_initialize
     if _original_initialize is None:
         _original_initialize = CompiledSDFG._initialize
 
         def initialize(self, argtuple):
             _original_initialize(self, argtuple)
             if self._initialized:
-                _own_workspaces(self, argtuple)
+                _hand_workspaces(self, argtuple, _options.get("workspaces"))
 
         CompiledSDFG._initialize = initialize
 
 
 def disable():
     """Restores DaCe's own code generator."""
-    global _original, _original_init
+    global _original, _original_init, _original_initialize
     if _original is not None:
         from dace.codegen import codegen
 
@@ -206,7 +245,6 @@ def disable():
 
         CompiledSDFG.__init__ = _original_init
         _original_init = None
-    global _original_initialize
     if _original_initialize is not None:
         from dace.codegen.compiled_sdfg import CompiledSDFG
 
@@ -214,7 +252,97 @@ def disable():
         _original_initialize = None
 
 
+def enabled() -> bool:
+    """Whether `enable()` is in effect."""
+    return _original is not None
+
+
 def enable_from_environment():
-    """`enable()` if `SDFGC_DACE=1` (options: `SDFGC_MODE`, `SDFGC_TARGET`)."""
+    """`enable()` if `SDFGC_DACE=1` (options: `SDFGC_MODE`, `SDFGC_TARGET`,
+    `SDFGC_OFFLOAD=1`, `SDFGC_FALLBACK=1`)."""
     if os.environ.get("SDFGC_DACE") == "1":
-        enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET", "cpp"))
+        enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET", "cpp"),
+               offload=os.environ.get("SDFGC_OFFLOAD") == "1", fallback=os.environ.get("SDFGC_FALLBACK") == "1")
+
+
+def _stub(folder, name, compiler=None):
+    """DaCe's loader stub (`libdacestub_<name>.so` next to the library, as
+    DaCe's CMake build leaves it), compiled once per DaCe version from
+    DaCe's own `dacestub.cpp`."""
+    import dace.codegen.tools as tools
+
+    want = os.path.join(folder, f"libdacestub_{name}.so")
+    if os.path.exists(want):
+        return want
+    src = os.path.join(os.path.dirname(tools.__file__), "dacestub.cpp")
+    cxx = compiler or os.environ.get("CXX") or "g++"
+    with open(src, "rb") as fh:
+        digest = hashlib.sha256(fh.read() + cxx.encode()).hexdigest()[:16]
+    cached = os.path.join(default_cache_dir(), f"dacestub-{digest}.so")
+    if not os.path.exists(cached):
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        tmp = cached + f".{os.getpid()}.tmp"
+        r = subprocess.run([*cxx.split(), "-std=c++14", "-O2", "-fPIC", "-shared", "-fopenmp", "-pthread", src, "-o", tmp, "-ldl"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SdfgcError(f"building DaCe's loader stub failed:\n{r.stderr.strip()}")
+        os.replace(tmp, cached)
+    tmp = want + f".{os.getpid()}.tmp"
+    shutil.copyfile(cached, tmp)
+    os.replace(tmp, want)
+    return want
+
+
+def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None, extra_flags=(),
+         sdfgc_args=(), workspace=None, fallback=False, validate=True):
+    """DaCe's own `CompiledSDFG` for an SDFG built by `sdfgc.build` (sdfgc,
+    then g++/nvcc/hipcc; cached by content, options and sdfgc version),
+    without DaCe's code generator or CMake build. The options are
+    `sdfgc.build`'s; `workspace` as in `enable`. The library's stated
+    parameter lists are checked against DaCe's before it is returned. A
+    refusal raises `SdfgcError`; `fallback=True` returns DaCe's own
+    `sdfg.compile()` instead and logs it."""
+    from dace.codegen import compiled_sdfg as csd
+
+    if validate:
+        sdfg.validate()
+    try:
+        with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
+            path = os.path.join(tmp, sdfg.name + ".sdfg")
+            sdfg.save(path)
+            lib = build(path, target=target, mode=mode, offload=offload, build_dir=build_dir, compiler=compiler,
+                        flags=flags, extra_flags=extra_flags, sdfgc_args=sdfgc_args)
+    except SdfgcError as e:
+        if not fallback:
+            raise
+        _log(f"fallback {sdfg.name}: {e}")
+        was = dict(_options) if enabled() else None
+        disable()
+        try:
+            return sdfg.compile()
+        finally:
+            if was is not None:
+                ws = was.pop("workspaces")
+                enable(workspace=ws, **was)
+    _log(f"compiled {sdfg.name}")
+    prog = copy.deepcopy(sdfg)
+    _prepare_like_dace(prog)
+    _stub(lib.folder, lib.name, compiler if target == "cpp" else None)
+    try:
+        dll = csd.ReloadableDLL(str(lib), prog.name)  # DaCe 1.x
+    except TypeError:
+        dll = csd.ReloadableDLL(str(lib))  # DaCe 2.x: the stub is found from the library's name
+    csdfg = csd.CompiledSDFG.__new__(csd.CompiledSDFG)
+    (_original_init or csd.CompiledSDFG.__init__)(csdfg, prog, dll, prog.arg_names)
+    if not check_abi(csdfg):
+        raise SdfgcAbiError(f"{lib} states no parameter lists (__sdfgc_signature_{prog.name})")
+    workspaces = _workspaces(workspace)
+    original = _original_initialize or type(csdfg)._initialize  # DaCe's, not enable()'s
+
+    def initialize(argtuple):
+        original(csdfg, argtuple)
+        if csdfg._initialized:
+            _hand_workspaces(csdfg, argtuple, workspaces)
+
+    csdfg._initialize = initialize
+    return csdfg

@@ -65,9 +65,12 @@ def test_abi_mismatch_raises_with_both_lists(build_folder):
             return lambda: b'{"program":[["x","double *"],["y","double *"],["N","int"],["__x_stride","int"],' \
                            b'["a","double"]],"init":[["N","int"]]}'
 
-    lib._lib = Stated()
-    with pytest.raises(sdfgc.dace.SdfgcAbiError, match="__x_stride"):
-        sdfgc.dace.check_abi(lib)
+    real, lib._lib = lib._lib, Stated()
+    try:
+        with pytest.raises(sdfgc.dace.SdfgcAbiError, match="__x_stride"):
+            sdfgc.dace.check_abi(lib)
+    finally:
+        lib._lib = real
 
 
 def test_disable_restores_daces_generator(build_folder):
@@ -90,12 +93,43 @@ def test_switch_from_environment_in_a_spawned_child(tmp_path):
             "x = np.zeros(3); s.compile()(x=x, N=3); assert (x == 1).all()\n")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, SDFGC_DACE="1", SDFGC_DACE_LOG=str(tmp_path / "child.log"),
-               PYTHONPATH=os.pathsep.join([here, os.path.join(here, "sdfgc", "_startup")]),
                DACE_default_build_folder=str(tmp_path / "cache"))
+    if os.path.dirname(os.path.dirname(os.path.abspath(sdfgc.__file__))) == here:
+        # a source checkout: its sitecustomize does what the installed .pth does
+        env["PYTHONPATH"] = os.pathsep.join([here, os.path.join(here, "sdfgc", "_startup")])
+    else:  # pip-installed: SDFGC_DACE=1 alone switches the child (sdfgc-dace-switch.pth)
+        env.pop("PYTHONPATH", None)
     script = tmp_path / "child.py"  # DaCe's frontend reads the program's source
     script.write_text(code)
     subprocess.run([sys.executable, str(script)], env=env, check=True, cwd=tmp_path)
     assert "compiled hook_child" in (tmp_path / "child.log").read_text()
+
+
+def test_switch_in_spawn_workers(tmp_path):
+    # gt4py compiles in multiprocessing `spawn` workers: the switch must hold there
+    import subprocess
+    import sys
+
+    script = tmp_path / "spawner.py"
+    script.write_text(
+        "import multiprocessing as mp\n"
+        "def probe(_):\n"
+        "    import sdfgc.dace\n"
+        "    before = sdfgc.dace.enabled()\n"
+        "    import dace  # noqa: F401  (the switch waits for DaCe's import)\n"
+        "    return before, sdfgc.dace.enabled()\n"
+        "if __name__ == '__main__':\n"
+        "    with mp.get_context('spawn').Pool(1) as pool:\n"
+        "        print(pool.map(probe, [0]))\n")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, SDFGC_DACE="1")
+    if os.path.dirname(os.path.dirname(os.path.abspath(sdfgc.__file__))) == here:
+        env["PYTHONPATH"] = os.pathsep.join([here, os.path.join(here, "sdfgc", "_startup")])
+    else:
+        env.pop("PYTHONPATH", None)
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[(False, True)]"
 
 
 def test_library_node_arguments_match_daces(build_folder):

@@ -1,0 +1,152 @@
+"""`sdfgc.build`: SDFG -> sdfgc -> g++/nvcc/hipcc -> shared library, cached.
+
+The cache key is the SDFG file's bytes, every option that changes the
+library (target, mode, offload, extra sdfgc arguments, compiler and flags)
+and `sdfgc --version` with a digest of the executable; a hit returns the library built before without
+running anything. Entries are built in a private folder and renamed into
+place, so concurrent builds of the same program are safe.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ._binary import SdfgcError, binary, identity
+
+_EXT = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}
+_COMPILER_ENV = {"cpp": ("CXX", "g++"), "cuda": ("NVCC", "nvcc"), "hip": ("HIPCC", "hipcc")}
+_DEFAULT_FLAGS = {
+    "cpp": ["-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared"],
+    "cuda": ["-std=c++17", "-O2", "-Xcompiler", "-fPIC,-fopenmp", "-shared"],
+    "hip": ["-std=c++17", "-O2", "-fPIC", "-shared", "-fopenmp"],
+}
+
+
+class CompilerError(SdfgcError):
+    """The C++/CUDA/HIP compiler failed on sdfgc's output."""
+
+
+def default_cache_dir() -> str:
+    """`$SDFGC_CACHE_DIR`, else `$XDG_CACHE_HOME/sdfgc`, else `~/.cache/sdfgc`."""
+    env = os.environ.get("SDFGC_CACHE_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sdfgc")
+
+
+def default_compiler(target: str) -> str:
+    """`$CXX`/`$NVCC`/`$HIPCC` for the target, else g++/nvcc/hipcc."""
+    var, fallback = _COMPILER_ENV[target]
+    return os.environ.get(var) or fallback
+
+
+def default_flags(target: str) -> list:
+    """The compiler flags `build` uses when `flags` is not given."""
+    return list(_DEFAULT_FLAGS[target])
+
+
+def _sdfg_bytes(sdfg_or_path) -> bytes:
+    if isinstance(sdfg_or_path, (str, os.PathLike)):
+        with open(sdfg_or_path, "rb") as fh:
+            return fh.read()
+    if hasattr(sdfg_or_path, "to_json"):  # a dace.SDFG
+        return json.dumps(sdfg_or_path.to_json()).encode()
+    raise TypeError(f"build() takes an SDFG file path or a dace.SDFG, not {type(sdfg_or_path).__name__}")
+
+
+class BuildResult(str):
+    """The library path (a `str`), with `cached` (True on a cache hit),
+    `name` (the SDFG's name) and `folder` (sources, header, library)."""
+
+    cached: bool
+    name: str
+    folder: str
+
+
+def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None,
+          extra_flags=(), sdfgc_args=(), cache=True) -> BuildResult:
+    """Compiles an SDFG (a `.sdfg` file or a `dace.SDFG`) with sdfgc and then
+    with the target's compiler; returns the shared library's path.
+
+    `target`: "cpp", "cuda" or "hip"; `mode`: None (the SDFG's lifetimes),
+    "scoped", "persistent", "pool" or "external"; `offload`: sdfgc's
+    `--offload`; `build_dir`: the cache folder (default `default_cache_dir()`);
+    `compiler`: default `$CXX`/`$NVCC`/`$HIPCC`, else g++/nvcc/hipcc; `flags`
+    replace `default_flags(target)`, `extra_flags` are appended; `sdfgc_args`
+    go to sdfgc as they are. A refusal raises `SdfgcError` with sdfgc's
+    message (file and JSON pointer), a compiler failure `CompilerError`."""
+    if target not in _EXT:
+        raise ValueError(f"target must be one of {sorted(_EXT)}, not {target!r}")
+    data = _sdfg_bytes(sdfg_or_path)
+    exe = binary()
+    cc = compiler or default_compiler(target)
+    cflags = (default_flags(target) if flags is None else list(flags)) + list(extra_flags)
+    args = ["--target", target]
+    if mode:
+        args += ["--mode", mode]
+    if offload:
+        args += ["--offload"]
+    args += list(sdfgc_args)
+    key = hashlib.sha256()
+    key.update(data)
+    key.update(json.dumps({"sdfgc": identity(exe), "args": args, "cc": cc, "flags": cflags}).encode())
+    digest = key.hexdigest()[:24]
+    root = os.path.abspath(build_dir or default_cache_dir())
+    final = os.path.join(root, digest)
+    done = os.path.join(final, "library.json")
+    if cache and os.path.exists(done):
+        with open(done) as fh:
+            meta = json.load(fh)
+        lib = os.path.join(final, meta["library"])
+        if os.path.exists(lib):
+            return _result(lib, True, meta["name"], final)
+    os.makedirs(root, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=f".{digest}-", dir=root)
+    try:
+        src_sdfg = os.path.join(work, "program.sdfg")
+        with open(src_sdfg, "wb") as fh:
+            fh.write(data)
+        r = subprocess.run([exe, src_sdfg, *args, "-o", work], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SdfgcError(_located(r.stderr, sdfg_or_path, src_sdfg) or f"sdfgc exited with {r.returncode}")
+        sources = [f for f in os.listdir(work) if f.endswith("." + _EXT[target])]
+        if len(sources) != 1:
+            raise SdfgcError(f"sdfgc wrote {sources} for one SDFG in {work}")
+        name = sources[0][: -len(_EXT[target]) - 1]
+        lib_name = f"lib{name}.so"
+        cmd = [*cc.split(), *cflags, sources[0], "-o", lib_name]
+        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")
+        with open(os.path.join(work, "library.json"), "w") as fh:
+            json.dump({"name": name, "library": lib_name, "command": cmd, "sdfgc": [exe, *args]}, fh)
+        if os.path.exists(final) and not os.path.exists(done):  # a stale entry (cache=False, or broken)
+            shutil.rmtree(final, ignore_errors=True)
+        try:
+            os.rename(work, final)
+        except OSError:  # a concurrent build of the same key won: its entry is the same library
+            shutil.rmtree(work, ignore_errors=True)
+            if not os.path.exists(done):
+                raise
+        return _result(os.path.join(final, lib_name), False, name, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _located(stderr: str, given, copy: str) -> str:
+    """sdfgc's message, naming the caller's file instead of the private copy."""
+    msg = stderr.strip()
+    if isinstance(given, (str, os.PathLike)):
+        msg = msg.replace(copy, os.fspath(given))
+    return msg
+
+
+def _result(lib: str, cached: bool, name: str, folder: str) -> BuildResult:
+    out = BuildResult(lib)
+    out.cached, out.name, out.folder = cached, name, folder
+    return out

@@ -1,0 +1,92 @@
+"""sdfgc.dace.load: DaCe's CompiledSDFG for sdfgc.build's library (DaCe 1.0.2 and 2.x)."""
+import os
+
+import pytest
+
+dace = pytest.importorskip("dace")
+np = pytest.importorskip("numpy")
+import sdfgc  # noqa: E402
+import sdfgc.dace  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDFGC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SDFGC_DACE_LOG", str(tmp_path / "sdfgc.log"))
+    dace.Config.set("default_build_folder", value=str(tmp_path / "dacecache"))
+    yield tmp_path
+    sdfgc.dace.disable()
+
+
+def chain_sdfg(name):
+    N = dace.symbol("N")
+
+    @dace.program
+    def prog(a: dace.float64, x: dace.float64[N], y: dace.float64[N]):
+        t = a * x
+        y[:] = t + y
+
+    sdfg = prog.to_sdfg()
+    sdfg.name = name
+    return sdfg
+
+
+def test_load_returns_daces_compiled_sdfg_and_caches():
+    from dace.codegen.compiled_sdfg import CompiledSDFG
+
+    sdfg = chain_sdfg("load_chain")
+    csdfg = sdfgc.dace.load(sdfg)
+    assert type(csdfg) is CompiledSDFG and sdfgc.dace.check_abi(csdfg)
+    x, y = np.arange(5.0), np.ones(5)
+    csdfg(a=3.0, x=x, y=y, N=5)
+    assert np.allclose(y, 3 * np.arange(5.0) + 1)
+    cache = os.environ["SDFGC_CACHE_DIR"]
+    entries = [e for e in os.listdir(cache) if os.path.exists(os.path.join(cache, e, "library.json"))]
+    assert len(entries) == 1
+    assert sdfgc.build(os.path.join(cache, entries[0], "program.sdfg")).cached  # what load built is cached
+    again = sdfgc.dace.load(sdfg)  # a second load is a cache hit too: the same library file
+    assert again.filename.startswith(csdfg.filename)  # DaCe loads a second copy under another name
+
+
+def test_load_external_mode_shares_one_workspace():
+    ws = sdfgc.Workspace("CPU_Heap")
+    progs = [sdfgc.dace.load(chain_sdfg(f"load_ws_{i}"), mode="external", workspace=ws) for i in range(2)]
+    for n, p in zip((8, 4000), progs):
+        x, y = np.arange(float(n)), np.zeros(n)
+        p(a=2.0, x=x, y=y, N=n)
+        assert np.allclose(y, 2 * np.arange(float(n)))
+    assert ws.nbytes >= 4000 * 8  # grew to the larger call
+    assert all(p._sdfgc_workspaces["CPU_Heap"] is ws for p in progs)
+
+
+def while_sdfg(name):
+    """A tasklet with a `while` loop: DaCe compiles it, sdfgc refuses it."""
+    sdfg = dace.SDFG(name)
+    sdfg.add_array("a", [4], dace.float64)
+    st = sdfg.add_state()
+    t = st.add_tasklet("t", {}, {"o"}, "s = 0.0\nwhile s < 3:\n    s = s + 1\no = s")
+    st.add_edge(t, "o", st.add_write("a"), None, dace.Memlet("a[0]"))
+    return sdfg
+
+
+def test_refusal_raises_with_sdfgcs_message_never_falls_back(isolated):
+    with pytest.raises(sdfgc.SdfgcError, match="/attributes/code.*'while' statement"):
+        sdfgc.dace.load(while_sdfg("load_refused"))
+    assert "refused" not in (isolated / "dacecache").as_posix() and not (isolated / "dacecache").exists()
+
+
+def test_explicit_fallback_uses_daces_generator_and_logs(isolated):
+    csdfg = sdfgc.dace.load(while_sdfg("load_fallback"), fallback=True)
+    a = np.zeros(4)
+    csdfg(a=a)
+    assert a[0] == 3
+    assert "fallback load_fallback: " in (isolated / "sdfgc.log").read_text()
+    assert not sdfgc.dace.check_abi(csdfg)  # DaCe's own library
+
+
+def test_fallback_in_enable_logs_every_fallback(isolated):
+    sdfgc.dace.enable(fallback=True)
+    a = np.zeros(4)
+    while_sdfg("enable_fallback").compile()(a=a)
+    assert a[0] == 3
+    assert "fallback enable_fallback: " in (isolated / "sdfgc.log").read_text()

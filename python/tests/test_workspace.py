@@ -1,0 +1,86 @@
+"""sdfgc.Workspace: one buffer for several external-mode programs."""
+import os
+
+import pytest
+
+import sdfgc
+from conftest import CORPUS, case, run_case
+
+np = pytest.importorskip("numpy")
+
+
+def external(name, cache):
+    return sdfgc.build(os.path.join(CORPUS, name, "program.sdfg"), mode="external", build_dir=cache)
+
+
+def test_one_workspace_grows_to_the_largest_program(cache):
+    sizes = {n: sdfgc.plan(os.path.join(CORPUS, n, "program.sdfg"), symbols=case(n)[1]["symbols"])
+             ["CPU_Heap"]["max_bytes"] for n in ("jacobi_2d", "heat_3d")}
+    small, large = sorted(sizes, key=sizes.get)
+    assert sizes[small] < sizes[large]
+    ws = sdfgc.Workspace("CPU_Heap")
+    run_case(external(small, cache), small, workspace=ws)
+    assert ws.nbytes == sizes[small]
+    run_case(external(large, cache), large, workspace=ws)
+    assert ws.nbytes == sizes[large]  # grew for the larger program
+    grown = ws.nbytes
+    run_case(external(small, cache), small, workspace=ws)  # the small one fits in the grown buffer
+    assert ws.nbytes == grown and ws.address % ws.alignment == 0
+
+
+def test_plan_sizes_it_up_front(cache):
+    sdfgs = [os.path.join(CORPUS, n, "program.sdfg") for n in ("jacobi_2d", "heat_3d")]
+    # the largest N the application will call them with
+    symbols = {"N": max(case(n)[1]["symbols"]["N"] for n in ("jacobi_2d", "heat_3d"))}
+    calls = []
+
+    def allocator(nbytes, alignment):
+        calls.append(nbytes)
+        return sdfgc._workspace.numpy_allocator(nbytes, alignment)
+
+    ws = sdfgc.Workspace("CPU_Heap", allocator=allocator)
+    planned = ws.plan(sdfgs, symbols=symbols)
+    assert planned > 0 and ws.nbytes == planned
+    run_case(external("heat_3d", cache), "heat_3d", workspace=ws)
+    run_case(external("jacobi_2d", cache), "jacobi_2d", workspace=ws)
+    assert calls == [planned]  # the plan was exact: no reallocation
+
+
+def test_plan_without_symbol_values_names_the_formula():
+    ws = sdfgc.Workspace("CPU_Heap")
+    with pytest.raises(sdfgc.SdfgcError, match="symbols"):
+        ws.plan([os.path.join(CORPUS, "heat_3d", "program.sdfg")])
+
+
+def test_too_small_buffer_raises_with_the_librarys_message(cache):
+    lib = external("heat_3d", cache)
+    ws = sdfgc.Workspace("CPU_Heap", allocator=lambda n, a: sdfgc._workspace.numpy_allocator(n // 2, a))
+    with pytest.raises(sdfgc.SdfgcError, match="too small"):
+        run_case(lib, "heat_3d", workspace=ws)
+
+
+def test_misaligned_buffer_raises_with_the_librarys_message(cache):
+    lib = external("heat_3d", cache)
+
+    def misaligned(n, a):
+        return sdfgc._workspace.numpy_allocator(n + 8, a)[8:]
+
+    ws = sdfgc.Workspace("CPU_Heap", allocator=misaligned)
+    with pytest.raises(sdfgc.SdfgcError, match="align"):
+        run_case(lib, "heat_3d", workspace=ws)
+
+
+def test_a_library_without_a_workspace_is_refused_by_name(cache):
+    lib = sdfgc.build(os.path.join(CORPUS, "heat_3d", "program.sdfg"), build_dir=cache)  # not external
+    with pytest.raises(sdfgc.SdfgcError, match="external mode"):
+        run_case(lib, "heat_3d", workspace=sdfgc.Workspace("CPU_Heap"))
+
+
+def test_gpu_workspace_without_cupy_or_allocator_is_an_error():
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("cupy installed")
+    except ImportError:
+        pass
+    with pytest.raises(sdfgc.SdfgcError, match="cupy"):
+        sdfgc.Workspace("GPU_Global", nbytes=1024)
