@@ -34,12 +34,19 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N, M, K = (dace.symbol(s) for s in "NMK")
 PROGRAMS = {}
+# Sizes a program's fixture uses instead of SYMBOLS (e.g. more elements than
+# one tile of DaCe's auto-optimized maps, so that threads meet).
+PROGRAM_SYMBOLS = {}
 
 
-def program(f):
-    """Registers a DaCe program under its Python name."""
-    PROGRAMS[f.__name__] = dace.program(f)
-    return f
+def program(f=None, **symbols):
+    """Registers a DaCe program under its Python name (`@program(N=300)`:
+    with its own fixture sizes)."""
+    def register(g):
+        PROGRAMS[g.__name__] = dace.program(g)
+        PROGRAM_SYMBOLS[g.__name__] = symbols
+        return g
+    return register(f) if f is not None else register
 
 
 @program
@@ -261,7 +268,7 @@ def argmax_loop(x: dace.float64[N], r: dace.int64[1]):
     r[0] = idx
 
 
-@program
+@program(N=1000)
 def histogram_wcr(a: dace.int64[N], h: dace.int64[8]):
     for i in dace.map[0:N]:
         with dace.tasklet:
@@ -349,7 +356,7 @@ def ones_fill_eye(A: dace.float64[N, N]):
     A[:] = np.eye(N) + np.ones((N, N)) * 0.5
 
 
-@program
+@program(N=300)
 def map_local_scalar(A: dace.float64[N, M], r: dace.float64[N]):
     for i in dace.map[0:N]:
         acc = 0.0
@@ -423,7 +430,7 @@ def nested_maps_3d(A: dace.float64[N, M, K], B: dace.float64[N, M, K]):
         B[i, j, k] = A[i, j, k] * (i + 2 * j + 3 * k)
 
 
-@program
+@program(N=300)
 def wcr_max_map(A: dace.float64[N, M], r: dace.float64[M]):
     r[:] = -1e300
     for i, j in dace.map[0:N, 0:M]:
@@ -582,7 +589,8 @@ def save_fixture(name, prog, root):
     for v, p in paths.items():
         os.replace(p, os.path.join(d, FIXTURE_VARIANTS[v]))
     base = dace.SDFG.from_file(os.path.join(d, "program.sdfg"))
-    symbols = {k: v for k, v in SYMBOLS.items() if k in set(map(str, base.free_symbols)) | set(base.symbols)}
+    sizes = dict(SYMBOLS, **PROGRAM_SYMBOLS.get(name, {}))
+    symbols = {k: v for k, v in sizes.items() if k in set(map(str, base.free_symbols)) | set(base.symbols)}
     seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
     rng = np.random.default_rng(seed)
     args, inputs = [], {}

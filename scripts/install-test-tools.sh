@@ -85,7 +85,13 @@ if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x 
     py312=python3.12  # else pyenv's (its shim may exist without being selected)
     "$py312" -c pass 2>/dev/null ||
         py312=$(ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | head -1)
-    [ -n "$py312" ] || { echo "error: the gt4py slice needs Python 3.12 (python3.12 or pyenv)" >&2; exit 1; }
+    if [ -z "$py312" ]; then
+        # Neither python3.12 nor pyenv's: uv fetches a standalone CPython 3.12.
+        "$VENV/bin/python" -m pip install --quiet uv
+        "$VENV/bin/uv" python install 3.12
+        py312=$("$VENV/bin/uv" python find 3.12)
+    fi
+    [ -n "$py312" ] || { echo "error: the gt4py slice needs Python 3.12 (python3.12, pyenv or uv)" >&2; exit 1; }
     rm -rf "$GT"
     "$py312" -m venv "$GT"
     "$GT/bin/python" -m pip install --quiet gt4py==1.2.1 dace==2.0.0a10 pytest hypothesis pytest-timeout \

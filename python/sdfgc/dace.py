@@ -233,23 +233,15 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
 
 
 def disable():
-    """Restores DaCe's own code generator."""
-    global _original, _original_init, _original_initialize
+    """Restores DaCe's own code generator. The load-time wrappers stay: a
+    library sdfgc built before still gets its ABI check and, on its first
+    call, its workspace (they do nothing for DaCe's own libraries)."""
+    global _original
     if _original is not None:
         from dace.codegen import codegen
 
         codegen.generate_code = _original
         _original = None
-    if _original_init is not None:
-        from dace.codegen.compiled_sdfg import CompiledSDFG
-
-        CompiledSDFG.__init__ = _original_init
-        _original_init = None
-    if _original_initialize is not None:
-        from dace.codegen.compiled_sdfg import CompiledSDFG
-
-        CompiledSDFG._initialize = _original_initialize
-        _original_initialize = None
 
 
 def enabled() -> bool:

@@ -77,7 +77,19 @@ def test_disable_restores_daces_generator(build_folder):
     sdfgc.dace.enable()
     sdfgc.dace.disable()
     axpy_sdfg("hook_disabled").compile()
-    assert not build_folder.exists() or "hook_disabled" not in build_folder.read_text()
+    assert not build_folder.exists() or "compiled hook_disabled" not in build_folder.read_text()
+
+
+def test_library_built_before_disable_still_gets_its_workspace(build_folder):
+    # An external-mode library's workspace is set on its first call, which
+    # may come after the switch is turned off again.
+    sdfgc.dace.enable(mode="external")
+    lib = axpy_sdfg("hook_disable_then_call").compile()
+    sdfgc.dace.disable()
+    x, y = np.arange(6.0), np.ones(6)
+    lib(a=3.0, x=x, y=y, N=6)
+    assert np.allclose(y, 3 * np.arange(6.0) + 1)
+    assert sdfgc.dace.check_abi(lib) is True
 
 
 def test_switch_from_environment_in_a_spawned_child(tmp_path):

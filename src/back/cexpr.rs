@@ -338,6 +338,11 @@ impl CExprPrinter<'_> {
             }
             Func::Pow if args.len() == 2 => return self.pow(&args[0], &args[1]),
             Func::Cast(t) => return self.helper(&format!("static_cast<{}>", cast_type(t)), &refs),
+            Func::CastLike => {
+                let var = args.first().map(|a| self.print(a)).unwrap_or_default();
+                let cast = format!("static_cast<decltype({var})>");
+                return self.helper(&cast, refs.get(1..).unwrap_or_default());
+            }
             Func::Complex => return self.helper(DType::Complex128.ctype(), &refs),
             Func::Real => "sdfgc_real",
             Func::Imag => "sdfgc_imag",

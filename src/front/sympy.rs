@@ -65,10 +65,7 @@ fn fraction(e: &Expr) -> Option<(Expr, i64)> {
             let (na, da) = fraction(a)?;
             let (nb, db) = fraction(b)?;
             let d = lcm(da, db)?;
-            Some((
-                Expr::bin(*op, scale(na, d / da), scale(nb, d / db)),
-                d,
-            ))
+            Some((Expr::bin(*op, scale(na, d / da), scale(nb, d / db)), d))
         }
         Expr::Binary(BinaryOp::Mul, a, b) => {
             let (na, da) = fraction(a)?;
@@ -123,9 +120,15 @@ mod tests {
         assert_eq!(lowered("ceiling(N/2)"), "sdfgc_int_ceil(N, 2)");
         assert_eq!(lowered("floor(N/4)"), "sdfgc_floordiv(N, 4)");
         assert_eq!(lowered("ceiling(N/2 - 1/2)"), "sdfgc_int_ceil(N - 1, 2)");
-        assert_eq!(lowered("ceiling((N + 3)/4) - 1"), "sdfgc_int_ceil(N + 3, 4) - 1");
+        assert_eq!(
+            lowered("ceiling((N + 3)/4) - 1"),
+            "sdfgc_int_ceil(N + 3, 4) - 1"
+        );
         assert_eq!(lowered("ceiling(N/M)"), "sdfgc_int_ceil(N, M)");
-        assert_eq!(lowered("2*ceiling(N/2) - 2"), "2 * sdfgc_int_ceil(N, 2) - 2");
+        assert_eq!(
+            lowered("2*ceiling(N/2) - 2"),
+            "2 * sdfgc_int_ceil(N, 2) - 2"
+        );
     }
 
     #[test]

@@ -159,6 +159,9 @@ pub enum Func {
     CMod,
     /// A cast to a scalar type: `dace.float32(x)`, `int(x)`, `float(x)`, `double(x)`.
     Cast(DType),
+    /// DaCe's `decltype(name)(x)` in Python tasklets: `x` cast to the type of
+    /// the variable `name` (args: `[Sym(name), x]`).
+    CastLike,
     /// `real(x)` / `x.real`: the real part (the value itself for real types).
     Real,
     /// `imag(x)` / `x.imag`: the imaginary part (zero for real types).

@@ -20,7 +20,8 @@ pub fn case_files(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     case_files_under(&fixtures(), keep)
         .into_iter()
         .filter(|(d, _)| {
-            !d.starts_with(fixtures().join("npbench")) && !d.starts_with(fixtures().join("programs"))
+            !d.starts_with(fixtures().join("npbench"))
+                && !d.starts_with(fixtures().join("programs"))
         })
         .collect()
 }

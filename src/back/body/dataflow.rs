@@ -489,7 +489,13 @@ impl FnWriter<'_> {
         let target = self.element(dst, &dd, &dst_idx);
         let stmt = match &e.memlet.wcr {
             None => format!("{target} = {value};"),
-            Some(w) => self.wcr_update(w, &target, &value, dd.dtype, false),
+            Some(w) => {
+                // Threads of a parallel region meet in a shared destination
+                // (a tile's partial result added into the whole): atomic, as
+                // a tasklet's write-conflict resolution is.
+                let atomic = self.in_parallel && !self.is_private(dst) && self.wcr_conflicts(&ds);
+                self.wcr_update(w, &target, &value, dd.dtype, atomic)
+            }
         };
         self.out.line(stmt);
         for _ in &loops {

@@ -26,6 +26,18 @@ struct Conn {
 struct PointerInfo {
     /// Strides of the dimensions the code indexes.
     strides: Vec<Expr>,
+    /// An output with write-conflict resolution: each `conn[i] = v` of the
+    /// code resolves `v` into the element (atomically where threads may meet).
+    wcr: Option<PointerWcr>,
+}
+
+/// The write-conflict resolution of an array output connector.
+#[derive(Clone, Debug)]
+struct PointerWcr {
+    wcr: Wcr,
+    /// The container's element type.
+    dtype: DType,
+    atomic: bool,
 }
 
 /// Names and types visible to tasklet code.
@@ -124,6 +136,10 @@ fn infer(e: &Expr, s: &Scope) -> DType {
             let t0 = args.first().map(|a| infer(a, s)).unwrap_or(DType::Float64);
             match f {
                 Func::Cast(t) => *t,
+                Func::CastLike => match args.first() {
+                    Some(Expr::Sym(n)) => s.type_of_name(n),
+                    _ => DType::Float64,
+                },
                 Func::Complex => DType::Complex128,
                 Func::Real | Func::Imag | Func::Abs => t0.real_part(),
                 Func::Conj => t0,
@@ -392,7 +408,7 @@ impl<'a> FnWriter<'a> {
                     Conn {
                         var,
                         dtype,
-                        pointer: Some(PointerInfo { strides }),
+                        pointer: Some(PointerInfo { strides, wcr: None }),
                     },
                 );
             } else {
@@ -430,11 +446,12 @@ impl<'a> FnWriter<'a> {
                 connector_kind(t.outputs.get(c), d, sub, indexed.contains(c.as_str()));
             let var = var_of(c);
             if is_ptr {
-                if e.memlet.wcr.is_some() {
+                if e.memlet.wcr.is_some() && t.code.language != Language::Python {
                     return Err(Error::unsupported(
                         &e.path,
                         format!(
-                            "tasklet '{}': array output '{c}' with write-conflict resolution",
+                            "tasklet '{}': array output '{c}' with write-conflict resolution \
+                             in C++ code",
                             node.label
                         ),
                     ));
@@ -442,6 +459,13 @@ impl<'a> FnWriter<'a> {
                 if declared_outs.insert(c.clone()) {
                     let ptr = self.subset_pointer(data, d, sub);
                     let strides = pointer_strides(d, sub, &t.stmts, c);
+                    let wcr = e.memlet.wcr.as_ref().map(|w| PointerWcr {
+                        wcr: w.clone(),
+                        dtype: d.dtype,
+                        atomic: self.in_parallel
+                            && !self.is_private(data)
+                            && self.wcr_conflicts(sub),
+                    });
                     self.out
                         .line(format!("{} * {var} = {ptr};", d.dtype.ctype()));
                     conns.insert(
@@ -449,7 +473,7 @@ impl<'a> FnWriter<'a> {
                         Conn {
                             var,
                             dtype,
-                            pointer: Some(PointerInfo { strides }),
+                            pointer: Some(PointerInfo { strides, wcr }),
                         },
                     );
                 }
@@ -652,7 +676,20 @@ impl<'a> FnWriter<'a> {
                     }
                     Target::Index(n, idx) => {
                         let lhs = self.tasklet_expr(&Expr::Index(n.clone(), idx.clone()), &scope);
-                        format!("{lhs} = {rhs};")
+                        let wcr = conns
+                            .get(n)
+                            .and_then(|c| c.pointer.as_ref())
+                            .and_then(|p| p.wcr.as_ref());
+                        match wcr {
+                            Some(_) if op.is_some() => {
+                                return refuse(format!(
+                                    "augmented assignment to the output '{n}' that has \
+                                     write-conflict resolution"
+                                ));
+                            }
+                            Some(w) => self.wcr_update(&w.wcr, &lhs, &rhs, w.dtype, w.atomic),
+                            None => format!("{lhs} = {rhs};"),
+                        }
                     }
                 };
                 self.out.line(line);
@@ -836,7 +873,7 @@ impl<'a> FnWriter<'a> {
     /// Whether parallel iterations may write the same element (then the
     /// update must be atomic): unless every parameter of the parallel map
     /// indexes some dimension that no other parallel parameter touches.
-    fn wcr_conflicts(&self, sub: &[RangeDim]) -> bool {
+    pub(crate) fn wcr_conflicts(&self, sub: &[RangeDim]) -> bool {
         let Some(params) = &self.parallel_params else {
             return true;
         };

@@ -1006,6 +1006,9 @@ impl<'a> Parser<'a> {
         if name == "symbol" || name == "Symbol" {
             return self.symbol_call(at);
         }
+        if name == "decltype" {
+            return self.decltype_cast(at);
+        }
         self.bump(); // (
         let mut args = Vec::new();
         loop {
@@ -1030,6 +1033,34 @@ impl<'a> Parser<'a> {
             }
         }
         resolve_call(name, args).map_err(|m| Self::err_at(at, m))
+    }
+
+    /// DaCe's `decltype(name)(x)` (its Python frontend writes it in tasklets,
+    /// e.g. `np.arange`): `x` cast to the type of the variable `name`.
+    fn decltype_cast(&mut self, at: &Token<'a>) -> Result<Tree, PyError> {
+        self.bump(); // (
+        let var = match self.bump().kind {
+            Tok::Name(n) if !KEYWORDS.contains(&n) => n.to_string(),
+            _ => {
+                return Err(Self::err_at(
+                    at,
+                    "decltype(...) must name a variable".into(),
+                ));
+            }
+        };
+        self.expect(Punct::RParen)?;
+        if !self.eat(Punct::LParen) {
+            return Err(Self::err_at(
+                at,
+                "decltype(name) must be applied to a value: decltype(name)(x)".into(),
+            ));
+        }
+        let x = self.expr()?;
+        self.expect(Punct::RParen)?;
+        Ok(Tree {
+            expr: Expr::Call(Func::CastLike, vec![Expr::Sym(var), x.expr]),
+            depth: x.depth + 1,
+        })
     }
 
     /// A symbol as DaCe and sympy spell it with its type and assumptions:
@@ -1235,7 +1266,8 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "isfinite" => Func::IsFinite,
         "signbit" => Func::SignBit,
         "ifloor" => Func::IFloor,
-        "sign" => Func::Sign,
+        // DaCe 2 writes numpy 2's `sign` as `sign_numpy_2` (the same for real values).
+        "sign" | "sign_numpy_2" => Func::Sign,
         "reciprocal" => Func::Reciprocal,
         "cbrt" => Func::Cbrt,
         "tgamma" => Func::Tgamma,
@@ -1463,6 +1495,21 @@ mod tests {
                 Expr::Int(7)
             )
         );
+    }
+
+    #[test]
+    fn decltype_cast() {
+        // DaCe's Python frontend writes it in `np.arange`/`np.linspace` tasklets.
+        assert_eq!(
+            p("decltype(__out)(0) + __i"),
+            b(
+                BinaryOp::Add,
+                call(Func::CastLike, vec![s("__out"), Expr::Int(0)]),
+                s("__i")
+            )
+        );
+        assert!(parse_expr("decltype(__out)").is_err());
+        assert!(parse_expr("decltype(1)(2)").is_err());
     }
 
     #[test]
