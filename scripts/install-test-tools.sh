@@ -75,3 +75,12 @@ if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
     "$VENV/bin/python" -m pip install --quiet pytest
 fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"
+
+# ---- OpenBLAS (tests/blas_calls.rs: --blas openblas) ----
+if ! [ -e /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq libopenblas-dev >/dev/null
+    else
+        echo "install libopenblas-dev (cblas.h, -lopenblas) for tests/blas_calls.rs" >&2
+    fi
+fi
