@@ -89,11 +89,6 @@ pub(crate) struct FnWriter<'a> {
     /// Streams with a device-to-host copy the host has not waited for yet
     /// (consecutive copies share one synchronisation).
     pub pending_syncs: Vec<String>,
-    /// Host containers the program never reads (top level): copies into them
-    /// are waited for once, at the end of the call.
-    pub unread_host: BTreeSet<String>,
-    /// A copy into such a container was written.
-    pub sync_at_end: bool,
 }
 
 impl<'a> FnWriter<'a> {
@@ -125,12 +120,6 @@ impl<'a> FnWriter<'a> {
             tb: None,
             state_ops: Default::default(),
             pending_syncs: Vec::new(),
-            unread_host: if sdfg.id == 0 && p.gpu.is_some() {
-                crate::back::body::hostsync::unread_on_host(sdfg)
-            } else {
-                BTreeSet::new()
-            },
-            sync_at_end: false,
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {
@@ -174,7 +163,7 @@ impl<'a> FnWriter<'a> {
             // The caller's stream (and the next program sharing the workspace)
             // is ordered after all of this program's work; the host is not blocked.
             self.join_streams();
-            if self.p.options.sync_on_exit || self.sync_at_end {
+            if self.p.options.sync_on_exit {
                 let g = self.gpu.expect("gpu");
                 self.out.line(format!(
                     "sdfgc_gpu_check({}(__state->gpu_streams[0]), \"synchronize on exit\");",

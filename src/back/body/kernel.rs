@@ -489,7 +489,7 @@ impl FnWriter<'_> {
             if kind == "MemcpyDeviceToHost" {
                 // Host code after this may read the result (see hostsync).
                 let stream = self.stream();
-                self.after_copy_to_host(dst, stream);
+                self.after_copy_to_host(stream);
             }
             return Ok(());
         }
