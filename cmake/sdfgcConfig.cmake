@@ -6,7 +6,12 @@
 #                     [MODE scoped|persistent|external|pool]
 #                     [SHARED|STATIC|OBJECT]
 #                     [OUTPUT_DIR <dir>]
+#                     [BLAS openblas|cublas|hipblas]
 #                     [OPTIONS <extra sdfgc flags>...])
+#
+# BLAS: the BLAS library nodes call that library (sdfgc --blas); the target
+# links it: OpenBLAS (found with find_library/find_path), CUDA::cublas
+# (CUDAToolkit) or roc::hipblas (hipblas package).
 #
 # The sdfgc executable: the SDFGC_EXECUTABLE cache variable, else the
 # SDFGC_EXECUTABLE environment variable, else `sdfgc` on PATH (also looked for
@@ -76,7 +81,7 @@ endfunction()
 
 # The language of a target (CUDA, HIP or empty) from the arguments of sdfgc_add_library.
 function(_sdfgc_language out_var)
-  cmake_parse_arguments(PARSE_ARGV 1 _a "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 _a "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
   set(_lang "")
   if(_a_TARGET STREQUAL "cuda")
     set(_lang CUDA)
@@ -87,7 +92,7 @@ function(_sdfgc_language out_var)
 endfunction()
 
 function(_sdfgc_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "sdfgc_add_library(${target}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -141,6 +146,12 @@ function(_sdfgc_add_library target)
   if(arg_MODE)
     list(APPEND cmd --mode ${arg_MODE})
   endif()
+  if(arg_BLAS)
+    if(NOT arg_BLAS MATCHES "^(openblas|cublas|hipblas)$")
+      message(FATAL_ERROR "sdfgc_add_library(${target}): BLAS must be openblas, cublas or hipblas, not '${arg_BLAS}'")
+    endif()
+    list(APPEND cmd --blas ${arg_BLAS})
+  endif()
   list(APPEND cmd ${arg_OPTIONS})
   # sdfgc rewrites a file only when its bytes change. Ninja (restat) then skips
   # recompiling; Make would keep re-running sdfgc for outputs older than the
@@ -167,6 +178,22 @@ function(_sdfgc_add_library target)
     SDFGC_OUTPUT_DIR "${outdir}"
     SDFGC_HEADER "${header}"
     SDFGC_SOURCE "${source}")
+
+  if(arg_BLAS STREQUAL "openblas")
+    find_library(SDFGC_OPENBLAS_LIBRARY NAMES openblas)
+    find_path(SDFGC_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas)
+    if(NOT SDFGC_OPENBLAS_LIBRARY OR NOT SDFGC_CBLAS_INCLUDE_DIR)
+      message(FATAL_ERROR "sdfgc_add_library(${target}): BLAS openblas: libopenblas or cblas.h not found (Debian: libopenblas-dev)")
+    endif()
+    target_include_directories(${target} PRIVATE "${SDFGC_CBLAS_INCLUDE_DIR}")
+    target_link_libraries(${target} PUBLIC "${SDFGC_OPENBLAS_LIBRARY}")
+  elseif(arg_BLAS STREQUAL "cublas")
+    find_package(CUDAToolkit REQUIRED)
+    target_link_libraries(${target} PUBLIC CUDA::cublas)
+  elseif(arg_BLAS STREQUAL "hipblas")
+    find_package(hipblas REQUIRED)
+    target_link_libraries(${target} PUBLIC roc::hipblas)
+  endif()
 
   if(arg_TARGET STREQUAL "cpp")
     find_package(OpenMP COMPONENTS CXX)

@@ -98,3 +98,13 @@ if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x 
         pytest-benchmark pytest-factoryboy pytest-xdist psutil 'maturin>=1.5,<2'
 fi
 echo "gt4py: $("$GT/bin/python" -c 'import gt4py; print(gt4py.__version__)') in $GT"
+
+# ---- OpenBLAS (tests/blas_calls.rs: --blas openblas) ----
+if ! [ -e /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq libopenblas-dev >/dev/null
+    else
+        echo "error: install libopenblas-dev (cblas.h, -lopenblas) for tests/blas_calls.rs" >&2
+        exit 1
+    fi
+fi

@@ -4,7 +4,7 @@ reference outputs (not part of CI: the long sweep behind docs/correctness.md).
 
     python3 scripts/sweep.py [--sdfgc target/release/sdfgc] [--jobs 2]
                              [--modes default,external] [--variants program.sdfg,...]
-                             [--threads 3] [--filter SUBSTR] CASE_ROOT...
+                             [--threads 3] [--filter SUBSTR] [--blas openblas] CASE_ROOT...
 
 For every case folder under each CASE_ROOT (a folder with case.json) and every
 CPU variant present (`program.sdfg`, `program.external.sdfg`,
@@ -37,19 +37,25 @@ def variants_of(case_dir, only):
     return out
 
 
-def run_one(sdfgc, case_dir, variant, mode, threads, keep):
+BLAS_LINK = {"openblas": ["-lopenblas"]}
+
+
+def run_one(sdfgc, case_dir, variant, mode, threads, keep, blas=""):
     work = tempfile.mkdtemp(prefix="sweep-")
     try:
         cmd = [sdfgc, os.path.join(case_dir, variant), "--target", "cpp", "-o", work]
         if mode != "default":
             cmd += ["--mode", mode]
+        if blas:
+            cmd += ["--blas", blas]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             return "refused", r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"rc {r.returncode}"
         cpp = [f for f in os.listdir(work) if f.endswith(".cpp")]
         lib = os.path.join(work, "lib.so")
         r = subprocess.run(["g++", "-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared", "-Wall", "-Wextra",
-                            os.path.join(work, cpp[0]), "-o", lib], capture_output=True, text=True)
+                            os.path.join(work, cpp[0]), "-o", lib] + BLAS_LINK.get(blas, []),
+                           capture_output=True, text=True)
         if r.returncode != 0:
             err = [l for l in r.stderr.splitlines() if "error" in l]
             return "cc-fail", (err[0] if err else r.stderr[:300])
@@ -86,6 +92,7 @@ def main():
     ap.add_argument("--threads", type=int, default=3)
     ap.add_argument("--filter", default="")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--blas", default="", help="pass --blas to sdfgc (openblas: link -lopenblas)")
     a = ap.parse_args()
     only = set(filter(None, a.variants.split(",")))
     tasks = []
@@ -98,7 +105,7 @@ def main():
     tasks.sort()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        futs = {ex.submit(run_one, a.sdfgc, d, v, m, a.threads, a.keep): (d, v, m) for d, v, m in tasks}
+        futs = {ex.submit(run_one, a.sdfgc, d, v, m, a.threads, a.keep, a.blas): (d, v, m) for d, v, m in tasks}
         for f in concurrent.futures.as_completed(futs):
             d, v, m = futs[f]
             status, msg = f.result()

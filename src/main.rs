@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use sdfgc::driver::{self, CompileOptions, Layout, Mode, Target};
+use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, Target};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -64,6 +64,10 @@ struct CompileArgs {
     /// GPU: check at program entry that GPU_Global arguments are device memory.
     #[arg(long)]
     check_pointers: bool,
+    /// BLAS library nodes (Gemm, Gemv, Dot, MatMul) call this library instead of
+    /// expanding into maps: openblas (CPU data), cublas (CUDA), hipblas (HIP).
+    #[arg(long, value_enum, default_value_t = Blas::None)]
+    blas: Blas,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -203,6 +207,7 @@ fn main() -> ExitCode {
                 sync_on_exit: c.sync_on_exit,
                 constant_memory: c.constant_memory,
                 check_pointers: c.check_pointers,
+                blas: c.blas,
             };
             if c.stats || c.stats_json.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

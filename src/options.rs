@@ -39,6 +39,32 @@ pub enum Layout {
     Sequential,
 }
 
+/// Which BLAS library the BLAS library nodes call (`--blas`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Blas {
+    /// None: the nodes expand into maps and tasklets.
+    #[default]
+    None,
+    /// OpenBLAS's CBLAS interface (`cblas_*`, CPU data).
+    Openblas,
+    /// cuBLAS (CUDA, device data).
+    Cublas,
+    /// hipBLAS (HIP, device data).
+    Hipblas,
+}
+
+impl Blas {
+    /// The linker flags of the library (empty for none).
+    pub fn link_flags(self) -> &'static str {
+        match self {
+            Blas::None => "",
+            Blas::Openblas => "-lopenblas",
+            Blas::Cublas => "-lcublas",
+            Blas::Hipblas => "-lhipblas",
+        }
+    }
+}
+
 /// Options of the compile command.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -62,6 +88,8 @@ pub struct CompileOptions {
     pub constant_memory: bool,
     /// GPU: check at program entry that GPU_Global arguments are device memory.
     pub check_pointers: bool,
+    /// The BLAS library that Gemm, Gemv, Dot and MatMul call (None: expanded).
+    pub blas: Blas,
 }
 
 impl CompileOptions {
@@ -78,6 +106,7 @@ impl CompileOptions {
             sync_on_exit: false,
             constant_memory: false,
             check_pointers: false,
+            blas: Blas::None,
         }
     }
 }

@@ -306,6 +306,12 @@ fn default_value(name: &str, dtype: DType) -> &'static str {
 pub fn write_sample(p: &Program) -> (String, String) {
     let name = p.sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
+    // The BLAS library the file calls, if any (`--blas`).
+    let link = if p.blas_calls {
+        format!(" {}", p.options.blas.link_flags())
+    } else {
+        String::new()
+    };
     let symbols = symbol_docs(p);
     let scalars: Vec<&crate::passes::abi::Param> = p
         .abi
@@ -335,11 +341,11 @@ pub fn write_sample(p: &Program) -> (String, String) {
     line("//");
     line("// Build with the library's source:");
     line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main"
+        "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
     ));
     line("// or against the shared library:");
     line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so"
+        "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
     ));
     line(&format!(
         "//   g++ -std=c++17 -O2 {name}_main.cpp -L. -l{name} -Wl,-rpath,'$ORIGIN' -o {name}_main"

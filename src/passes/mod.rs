@@ -45,6 +45,8 @@ pub struct Program {
     pub streams: u32,
     /// The options the program was prepared with.
     pub options: CompileOptions,
+    /// BLAS nodes call the library of `options.blas` (the file links it).
+    pub blas_calls: bool,
 }
 
 /// Runs the passes for one SDFG.
@@ -52,7 +54,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     // The interface follows DaCe's rules on the SDFG as stored (library
     // nodes included); everything after it sees the expanded SDFG.
     let abi = abi::compute(&sdfg);
-    expand::expand(&mut sdfg)?;
+    let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);
@@ -96,5 +98,6 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         gpu,
         streams,
         options: opts.clone(),
+        blas_calls,
     })
 }

@@ -147,6 +147,9 @@ impl FnWriter<'_> {
         self.declare_views_of(ctx, &scoped)?;
         for &id in nodes {
             let n = &ctx.st.nodes[id.index()];
+            if !matches!(n.kind, NodeKind::Access(_)) {
+                self.flush_host_syncs();
+            }
             match &n.kind {
                 NodeKind::Access(_) => self.copies_from(ctx, id)?,
                 NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
@@ -180,6 +183,7 @@ impl FnWriter<'_> {
                 }
             }
         }
+        self.flush_host_syncs();
         Ok(())
     }
 
@@ -459,6 +463,9 @@ impl FnWriter<'_> {
     ) -> Result<()> {
         let device =
             self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst));
+        if !(device && self.is_device(src) && !self.is_device(dst)) {
+            self.flush_host_syncs();
+        }
         if device {
             self.op_begin(ctx, id, false);
         }

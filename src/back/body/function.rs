@@ -86,6 +86,9 @@ pub(crate) struct FnWriter<'a> {
     pub tb: Option<crate::back::body::threadblock::BlockCtx>,
     /// Device operations of the current state: node -> (stream, event) it recorded.
     pub state_ops: std::collections::BTreeMap<NodeId, Vec<(u32, usize)>>,
+    /// Streams with a device-to-host copy the host has not waited for yet
+    /// (consecutive copies share one synchronisation).
+    pub pending_syncs: Vec<String>,
 }
 
 impl<'a> FnWriter<'a> {
@@ -116,6 +119,7 @@ impl<'a> FnWriter<'a> {
             private_args: BTreeSet::new(),
             tb: None,
             state_ops: Default::default(),
+            pending_syncs: Vec::new(),
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {

@@ -302,10 +302,20 @@ impl FnWriter<'_> {
         let nodes = self.scope_nodes(ctx, id);
         let iface = self.interface(ctx, &nodes, &range_exprs)?;
         let name = self.kernel_name(&m.label);
-        // Thread index -> map parameters: the last parameter is x, the one before y, the rest z.
+        // Thread index -> map parameters: in thread order (the parameter that
+        // indexes the stride-1 dimension of the accesses last; see
+        // gpu::coalesce), the last is x, the one before y, the rest z.
         let mut head = Emitter::new(1);
         let axis = ["x", "y", "z"];
-        let dims = axis_params(n);
+        let order = if tb_block.is_some() {
+            (0..n).collect()
+        } else {
+            crate::back::gpu::coalesce::thread_order(self.sdfg, ctx.st, id, &m.params)
+        };
+        let dims: Vec<(usize, Vec<usize>)> = axis_params(n)
+            .into_iter()
+            .map(|(a, ps)| (a, ps.into_iter().map(|k| order[k]).collect()))
+            .collect();
         let mut grid = ["1".to_string(), "1".to_string(), "1".to_string()];
         let mut guards = Vec::new();
         for (a, params) in &dims {
@@ -477,12 +487,9 @@ impl FnWriter<'_> {
                 self.stream()
             ));
             if kind == "MemcpyDeviceToHost" {
-                // Host code after this may read the result.
-                self.out.line(format!(
-                    "sdfgc_gpu_check({}({}), \"synchronize after copy\");",
-                    g.api("StreamSynchronize"),
-                    self.stream()
-                ));
+                // Host code after this may read the result (see hostsync).
+                let stream = self.stream();
+                self.after_copy_to_host(stream);
             }
             return Ok(());
         }

@@ -7,6 +7,7 @@
 pub mod constants;
 mod dataflow;
 mod function;
+mod hostsync;
 mod kernel;
 mod streams;
 mod tasklet;

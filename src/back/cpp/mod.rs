@@ -539,6 +539,11 @@ pub fn write(p: &Program) -> Result<Outputs> {
         }
         if s.id == 0 {
             globals.push_str(&device_globals);
+            if p.blas_calls && p.options.blas == crate::options::Blas::Openblas {
+                // The BLAS calls of --blas openblas.
+                globals.push_str(crate::passes::expand::blascall::CBLAS_HEADER);
+                globals.push('\n');
+            }
         }
         if let Some(g) = s.global_code.get("frame") {
             globals.push_str(&g.code);
@@ -631,9 +636,17 @@ pub fn write(p: &Program) -> Result<Outputs> {
             header: g.header,
             streams: p.streams as usize,
         }),
-        build: match p.gpu {
-            Some(g) => format!("{} {name}.{} -o lib{name}.so", g.build, g.extension),
-            None => format!("g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so"),
+        build: {
+            let mut b = match p.gpu {
+                Some(g) => format!("{} {name}.{} -o lib{name}.so", g.build, g.extension),
+                None => {
+                    format!("g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so")
+                }
+            };
+            if p.blas_calls {
+                b = format!("{b} {}", p.options.blas.link_flags());
+            }
+            b
         },
         extension: p.gpu.map(|g| g.extension).unwrap_or("cpp"),
         globals: globals.trim_end().to_string(),

@@ -1,6 +1,8 @@
 //! The GPU writers: CUDA and HIP from one code path, differing only in the
 //! [`Dialect`] table (API prefix, headers, file extension).
 
+pub mod coalesce;
+
 /// What differs between CUDA and HIP source.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Dialect {

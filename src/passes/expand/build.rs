@@ -286,6 +286,16 @@ impl<'a> Builder<'a> {
         Expr::sym(format!("{}_r{k}", self.tag))
     }
 
+    /// True if operand `o` is an input (its edge enters the node).
+    pub fn is_input(&self, o: &Operand) -> bool {
+        self.st.edges[o.edge].dst == self.id
+    }
+
+    /// True if the node runs inside a map (of this SDFG or a caller).
+    pub fn in_map(&self) -> bool {
+        self.in_map
+    }
+
     /// The operand `i`.
     pub fn op(&self, i: usize) -> &Operand {
         &self.ops[i]

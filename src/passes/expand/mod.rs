@@ -14,38 +14,57 @@
 //! ReduceWithSkipValues); [`build`] holds the common shape.
 
 mod blas;
+pub mod blascall;
 mod build;
 mod gt4py;
 mod standard;
 
 use crate::diag::Result;
 use crate::ir::*;
+use crate::options::Blas;
 
 use build::Builder;
 
-/// Expands every library node of the SDFG tree in place.
-pub fn expand(sdfg: &mut Sdfg) -> Result<()> {
-    let mut serial = 0;
-    expand_sdfg(sdfg, false, &mut serial)
+/// Expands every library node of the SDFG tree in place; with `blas`, the
+/// BLAS nodes become calls of that library ([`blascall`]). Returns whether
+/// any such call was written.
+pub fn expand(sdfg: &mut Sdfg, blas: Blas) -> Result<bool> {
+    let mut cx = Cx {
+        serial: 0,
+        blas,
+        calls: 0,
+    };
+    expand_sdfg(sdfg, false, &mut cx)?;
+    Ok(cx.calls > 0)
 }
 
-fn expand_sdfg(sdfg: &mut Sdfg, in_map: bool, serial: &mut usize) -> Result<()> {
-    expand_region(&mut sdfg.body, &mut sdfg.arrays, in_map, serial)
+/// What the expansion of one SDFG tree carries along.
+struct Cx {
+    /// Counter for unique names.
+    serial: usize,
+    /// The BLAS library to call, if any.
+    blas: Blas,
+    /// BLAS calls written.
+    calls: usize,
+}
+
+fn expand_sdfg(sdfg: &mut Sdfg, in_map: bool, cx: &mut Cx) -> Result<()> {
+    expand_region(&mut sdfg.body, &mut sdfg.arrays, in_map, cx)
 }
 
 fn expand_region(
     r: &mut Region,
     arrays: &mut NameMap<DataDesc>,
     in_map: bool,
-    serial: &mut usize,
+    cx: &mut Cx,
 ) -> Result<()> {
     for b in &mut r.blocks {
         match &mut b.kind {
-            BlockKind::State(st) => expand_state(st, arrays, in_map, serial)?,
-            BlockKind::Region(inner) => expand_region(inner, arrays, in_map, serial)?,
+            BlockKind::State(st) => expand_state(st, arrays, in_map, cx)?,
+            BlockKind::Region(inner) => expand_region(inner, arrays, in_map, cx)?,
             BlockKind::Conditional(branches) => {
                 for (_, body) in branches {
-                    expand_region(body, arrays, in_map, serial)?;
+                    expand_region(body, arrays, in_map, cx)?;
                 }
             }
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
@@ -58,12 +77,12 @@ fn expand_state(
     st: &mut State,
     arrays: &mut NameMap<DataDesc>,
     in_map: bool,
-    serial: &mut usize,
+    cx: &mut Cx,
 ) -> Result<()> {
     for n in &mut st.nodes {
         let inside = in_map || n.scope.is_some();
         if let NodeKind::Nested(ns) = &mut n.kind {
-            expand_sdfg(&mut ns.sdfg, inside, serial)?;
+            expand_sdfg(&mut ns.sdfg, inside, cx)?;
         }
     }
     let libs: Vec<NodeId> = st
@@ -76,12 +95,26 @@ fn expand_state(
     if libs.is_empty() {
         return Ok(());
     }
+    let mut dead = Vec::new();
     for &id in &libs {
         let NodeKind::Library(lib) = st.nodes[id.index()].kind.clone() else {
             continue;
         };
-        let mut b = Builder::new(st, arrays, id, in_map, *serial);
-        *serial += 1;
+        if cx.blas != Blas::None
+            && matches!(
+                lib.kind,
+                LibraryKind::MatMul { .. }
+                    | LibraryKind::Dot
+                    | LibraryKind::Gemv { .. }
+                    | LibraryKind::Gemm { .. }
+            )
+        {
+            blas_call(st, arrays, id, in_map, cx, &lib.kind)?;
+            continue;
+        }
+        dead.push(id);
+        let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
+        cx.serial += 1;
         match &lib.kind {
             LibraryKind::Reduce {
                 axes,
@@ -124,7 +157,53 @@ fn expand_state(
         }
         b.finish()?;
     }
-    remove_nodes(st, &libs);
+    remove_nodes(st, &dead);
+    Ok(())
+}
+
+/// Replaces BLAS node `id` by a tasklet calling the library.
+fn blas_call(
+    st: &mut State,
+    arrays: &mut NameMap<DataDesc>,
+    id: NodeId,
+    in_map: bool,
+    cx: &mut Cx,
+    kind: &LibraryKind,
+) -> Result<()> {
+    let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
+    cx.serial += 1;
+    let call = match kind {
+        LibraryKind::MatMul { alpha, beta } => blascall::matmul(&mut b, cx.blas, alpha, beta)?,
+        LibraryKind::Dot => blascall::dot(&mut b, cx.blas)?,
+        LibraryKind::Gemv {
+            alpha,
+            beta,
+            trans_a,
+        } => blascall::gemv(&mut b, cx.blas, alpha, beta, *trans_a)?,
+        LibraryKind::Gemm {
+            alpha,
+            beta,
+            trans_a,
+            trans_b,
+        } => blascall::gemm(&mut b, cx.blas, alpha, beta, *trans_a, *trans_b)?,
+        _ => unreachable!("not a BLAS node"),
+    };
+    drop(b);
+    for e in st.edges.iter_mut() {
+        if e.dst == id
+            && let Some((_, new)) = call
+                .renamed_inputs
+                .iter()
+                .find(|(old, _)| e.dst_conn.as_deref() == Some(old))
+        {
+            e.dst_conn = Some(new.clone());
+        }
+        if e.src == id && call.drop_out_wcr {
+            e.memlet.wcr = None;
+        }
+    }
+    st.nodes[id.index()].kind = NodeKind::Tasklet(call.tasklet);
+    cx.calls += 1;
     Ok(())
 }
 

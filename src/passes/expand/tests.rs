@@ -63,7 +63,7 @@ fn every_library_fixture_expands_to_plain_dataflow() {
             .filter(|n| matches!(n.kind, NodeKind::Library(_)))
             .count();
         assert!(before > 0, "{case} has library nodes");
-        expand(&mut sdfg).unwrap_or_else(|e| panic!("{case}: {e}"));
+        expand(&mut sdfg, crate::options::Blas::None).unwrap_or_else(|e| panic!("{case}: {e}"));
         for st in all_states(&sdfg) {
             let n = st.nodes.len() as u32;
             for node in &st.nodes {
@@ -122,7 +122,7 @@ fn on_gpu_data_the_work_is_in_parallel_maps() {
     for case in ["libnode_gemm", "libnode_gemv", "libnode_reduce_ops"] {
         let mut sdfg = load(case);
         on_gpu(&mut sdfg);
-        expand(&mut sdfg).unwrap();
+        expand(&mut sdfg, crate::options::Blas::None).unwrap();
         for (m, scope) in maps(&sdfg) {
             if scope.is_none() {
                 assert_eq!(m.schedule, Schedule::GpuDevice, "{case}: {}", m.label);
@@ -134,7 +134,7 @@ fn on_gpu_data_the_work_is_in_parallel_maps() {
     // A dot product of GPU vectors: one parallel map with write-conflict resolution.
     let mut sdfg = load("libnode_dot");
     on_gpu(&mut sdfg);
-    expand(&mut sdfg).unwrap();
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
     let top: Vec<_> = maps(&sdfg)
         .into_iter()
         .filter(|(m, s)| s.is_none() && m.label.contains("reduce"))
@@ -148,7 +148,7 @@ fn on_gpu_data_the_work_is_in_parallel_maps() {
 #[test]
 fn on_the_cpu_reductions_run_in_registers() {
     let mut sdfg = load("libnode_gemm");
-    expand(&mut sdfg).unwrap();
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
     let accs: Vec<&String> = sdfg
         .arrays
         .iter()
@@ -219,7 +219,9 @@ fn a_batched_matmul_is_refused_at_the_node() {
         }
     }
     widen(&mut sdfg.body);
-    let err = expand(&mut sdfg).unwrap_err().to_string();
+    let err = expand(&mut sdfg, crate::options::Blas::None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("MatMul of 3-D by 2-D operands"), "{err}");
     assert!(err.contains("/nodes/"), "{err}");
 }
@@ -281,7 +283,7 @@ fn gt4py_reduce_with_skip_values_expands_inside_the_parallel_map() {
         if gpu {
             on_gpu(&mut sdfg);
         }
-        expand(&mut sdfg).unwrap();
+        expand(&mut sdfg, crate::options::Blas::None).unwrap();
         assert!(skip_value_nodes(&sdfg).is_empty());
         let reduce: Vec<_> = maps(&sdfg)
             .into_iter()
@@ -304,7 +306,83 @@ fn gt4py_reduce_with_skip_values_expands_inside_the_parallel_map() {
 fn a_skip_value_reduction_over_a_symbolic_neighbor_extent_is_refused() {
     let mut sdfg = load_gt4py("vertex_cell_skip_reduce", "cpu_noopt.sdfg");
     sdfg.arrays.get_mut("gt_conn_V2C").unwrap().shape[1] = Expr::sym("N");
-    let err = expand(&mut sdfg).unwrap_err().to_string();
+    let err = expand(&mut sdfg, crate::options::Blas::None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("neighbor extent is not a constant"), "{err}");
     assert!(err.contains("/nodes/"), "{err}");
+}
+
+/// The C++ code of every tasklet of the SDFG (top level).
+fn tasklet_code(sdfg: &Sdfg) -> Vec<String> {
+    all_states(sdfg)
+        .into_iter()
+        .flat_map(|st| st.nodes)
+        .filter_map(|n| match n.kind {
+            NodeKind::Tasklet(t) => Some(t.code.code),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `--blas openblas`: every BLAS node of the library fixtures becomes one
+/// CBLAS call; transposed operands and the stored layout give the flags.
+#[test]
+fn blas_nodes_become_cblas_calls() {
+    for (case, calls) in [
+        ("libnode_gemm", 3),
+        ("libnode_gemv", 3),
+        ("libnode_dot", 4),
+        ("matmul_libnode", 1),
+        ("atax", 2),
+    ] {
+        let mut sdfg = load(case);
+        assert!(expand(&mut sdfg, crate::options::Blas::Openblas).unwrap());
+        let code = tasklet_code(&sdfg);
+        let n = code.iter().filter(|c| c.contains("cblas_")).count();
+        assert_eq!(n, calls, "{case}: {code:?}");
+    }
+    let mut sdfg = load("libnode_gemm");
+    expand(&mut sdfg, crate::options::Blas::Openblas).unwrap();
+    let code = tasklet_code(&sdfg).join("\n");
+    // C2 = 2 A @ Bt^T + 0.5 C2; C3 += A^T @ B2 (an accumulating output: beta 1).
+    assert!(
+        code.contains("cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, double(2.0)"),
+        "{code}"
+    );
+    assert!(code.contains("cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, double(1), _a, K, _b, N, double(1)"), "{code}");
+}
+
+/// What a BLAS call cannot express is refused by name: a matrix without a
+/// unit stride, operands of different types, types BLAS has no routine for.
+#[test]
+fn blas_refuses_what_a_call_cannot_express() {
+    let blas = crate::options::Blas::Openblas;
+    let mut sdfg = load("libnode_gemm");
+    let a = sdfg.arrays.get_mut("A").unwrap();
+    a.strides = vec![
+        Expr::bin(BinaryOp::Mul, Expr::Int(2), Expr::sym("K")),
+        Expr::Int(2),
+    ];
+    let err = expand(&mut sdfg, blas).unwrap_err().to_string();
+    assert!(err.contains("has no unit stride"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+
+    let mut sdfg = load("libnode_gemm");
+    sdfg.arrays.get_mut("B").unwrap().dtype = DType::Float32;
+    let err = expand(&mut sdfg, blas).unwrap_err().to_string();
+    assert!(err.contains("operands of different types"), "{err}");
+
+    let mut sdfg = load("libnode_gemm");
+    for n in ["A", "B", "C1", "Bt", "C2", "B2", "C3"] {
+        sdfg.arrays.get_mut(n).unwrap().dtype = DType::Int32;
+    }
+    let err = expand(&mut sdfg, blas).unwrap_err().to_string();
+    assert!(err.contains("BLAS has no int32 routines"), "{err}");
+
+    let mut sdfg = load("libnode_gemm");
+    let err = expand(&mut sdfg, crate::options::Blas::Cublas)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--blas cublas"), "{err}");
 }
