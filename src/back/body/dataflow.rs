@@ -550,6 +550,63 @@ impl FnWriter<'_> {
         (sidx, didx, loops)
     }
 
+    /// Whether the data a nested SDFG's connector `c` is bound to is a part
+    /// of its container that no other iteration of the enclosing parallel
+    /// map touches: the connector's memlet picks such a part, or the memlet
+    /// names a view (declared inside the map) whose viewed part is one.
+    fn distinct_argument(
+        &self,
+        ctx: &StateCtx,
+        id: NodeId,
+        c: &str,
+        data: &str,
+        rank: usize,
+    ) -> bool {
+        if self.parallel_params.is_none() {
+            return false;
+        }
+        let st = ctx.st;
+        let ins = ctx.adj.ins[id.index()].iter().map(|&i| (i, true));
+        let outs = ctx.adj.outs[id.index()].iter().map(|&i| (i, false));
+        ins.chain(outs).all(|(ei, incoming)| {
+            let e = &st.edges[ei];
+            let conn = if incoming { &e.dst_conn } else { &e.src_conn };
+            if conn.as_deref() != Some(c) {
+                return true;
+            }
+            if e.memlet
+                .subset
+                .as_ref()
+                .is_some_and(|s| s.len() == rank && self.distinct_per_iteration(s))
+            {
+                return true;
+            }
+            let path = crate::back::body::views::memlet_path(st, &ctx.adj, ei);
+            let end = if incoming {
+                path.first().map(|&k| st.edges[k].src)
+            } else {
+                path.last().map(|&k| st.edges[k].dst)
+            };
+            let Some(end) = end else { return false };
+            if !matches!(&st.nodes[end.index()].kind, NodeKind::Access(a) if a.data == data)
+                || self
+                    .sdfg
+                    .arrays
+                    .get(data)
+                    .is_none_or(|d| d.kind != DataKind::View)
+            {
+                return false;
+            }
+            let Some(ve) = crate::back::body::views::view_edge(st, &ctx.adj, end) else {
+                return false;
+            };
+            let vrank = self.sdfg.arrays.get(&ve.viewed).map_or(0, |d| d.rank());
+            ve.subset
+                .as_ref()
+                .is_some_and(|s| s.len() == vrank && self.distinct_per_iteration(s))
+        })
+    }
+
     fn nested_call(&mut self, ctx: &StateCtx, id: NodeId, ns: &NestedSdfg) -> Result<()> {
         let st = ctx.st;
         let node = &st.nodes[id.index()];
@@ -609,7 +666,12 @@ impl FnWriter<'_> {
             };
             params.push(format!("{} *{c}", idesc.dtype.ctype()));
             args.push(ptr);
-            if self.is_private(&data) {
+            // Private to the thread: its own data, or a part of shared data
+            // that no other iteration of the enclosing parallel map touches
+            // (write conflicts inside need no atomics, as in DaCe). CPU code;
+            // GPU kernels keep their own rules.
+            let distinct = !self.in_kernel && self.distinct_argument(ctx, id, c, &data, od.rank());
+            if self.is_private(&data) || distinct {
                 private.insert(c.clone());
             }
         }
