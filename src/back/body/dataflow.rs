@@ -550,6 +550,31 @@ impl FnWriter<'_> {
         (sidx, didx, loops)
     }
 
+    /// The container whose memory `data` is: itself, or for a view the
+    /// container it views (through views of views); None where a view's
+    /// nodes in this state do not all say the same.
+    fn root_container(&self, ctx: &StateCtx, data: &str) -> Option<String> {
+        let st = ctx.st;
+        let mut name = data.to_string();
+        for _ in 0..16 {
+            if self.sdfg.arrays.get(&name)?.kind != DataKind::View {
+                return Some(name);
+            }
+            let mut viewed: Option<String> = None;
+            for (i, n) in st.nodes.iter().enumerate() {
+                if matches!(&n.kind, NodeKind::Access(a) if a.data == name) {
+                    let ve = crate::back::body::views::view_edge(st, &ctx.adj, NodeId(i as u32))?;
+                    if viewed.as_ref().is_some_and(|v| *v != ve.viewed) {
+                        return None;
+                    }
+                    viewed = Some(ve.viewed);
+                }
+            }
+            name = viewed?;
+        }
+        None
+    }
+
     /// Whether the data a nested SDFG's connector `c` is bound to is a part
     /// of its container that no other iteration of the enclosing parallel
     /// map touches: the connector's memlet picks such a part, or the memlet
@@ -627,6 +652,7 @@ impl FnWriter<'_> {
             )
         };
         let mut private = BTreeSet::new();
+        let mut roots: Vec<(usize, Option<String>)> = Vec::new();
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
                 .iter()
@@ -664,6 +690,7 @@ impl FnWriter<'_> {
                 Some(Access::Value(v)) => format!("&{v}"),
                 _ => format!("&{}", self.element(&data, od, &start)),
             };
+            roots.push((params.len(), self.root_container(ctx, &data)));
             params.push(format!("{} *{c}", idesc.dtype.ctype()));
             args.push(ptr);
             // Private to the thread: its own data, or a part of shared data
@@ -673,6 +700,24 @@ impl FnWriter<'_> {
             let distinct = !self.in_kernel && self.distinct_argument(ctx, id, c, &data, od.rank());
             if self.is_private(&data) || distinct {
                 private.insert(c.clone());
+            }
+        }
+        // `__restrict__` on the pointers to containers no other parameter
+        // points into (as DaCe's nested functions have it, but only where
+        // it holds): the compiler may then keep an accumulated element in a
+        // register instead of storing and reloading it every iteration.
+        if !self.in_kernel {
+            for (k, root) in &roots {
+                let alone = root.as_ref().is_some_and(|r| {
+                    roots
+                        .iter()
+                        .filter(|(_, o)| o.as_ref().is_none_or(|o| o == r))
+                        .count()
+                        == 1
+                });
+                if alone {
+                    params[*k] = params[*k].replacen(" *", " * __restrict__ ", 1);
+                }
             }
         }
         let mut sym_params = BTreeSet::new();
