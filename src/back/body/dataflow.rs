@@ -211,6 +211,9 @@ impl FnWriter<'_> {
                     | Schedule::GpuDevice
                     | Schedule::GpuDefault
             );
+        // The parameters OpenMP shares out among threads: the collapsed
+        // ones, else the first; inner ones run in order within a thread.
+        let mut distributed = 1;
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -223,6 +226,7 @@ impl FnWriter<'_> {
             // iteration and stops the compiler from vectorising the inner loop.
             let depth = usize::try_from(m.collapse).unwrap_or(1).min(m.params.len());
             let collapse = if rectangular && depth > 1 {
+                distributed = depth;
                 format!(" collapse({depth})")
             } else {
                 String::new()
@@ -262,7 +266,7 @@ impl FnWriter<'_> {
         let was_params = self.parallel_params.clone();
         if parallel {
             self.in_parallel = true;
-            self.parallel_params = Some(m.params.clone());
+            self.parallel_params = Some(m.params[..distributed.min(m.params.len())].to_vec());
         }
         let frees = self.map_locals(ctx, id)?;
         let body = ctx.children[id.index()].clone();
@@ -652,7 +656,7 @@ impl FnWriter<'_> {
             )
         };
         let mut private = BTreeSet::new();
-        let mut roots: Vec<(usize, Option<String>)> = Vec::new();
+        let mut roots: Vec<(usize, Option<String>, bool)> = Vec::new();
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
                 .iter()
@@ -690,7 +694,8 @@ impl FnWriter<'_> {
                 Some(Access::Value(v)) => format!("&{v}"),
                 _ => format!("&{}", self.element(&data, od, &start)),
             };
-            roots.push((params.len(), self.root_container(ctx, &data)));
+            let written = ns.outputs.contains_key(c.as_str());
+            roots.push((params.len(), self.root_container(ctx, &data), written));
             params.push(format!("{} *{c}", idesc.dtype.ctype()));
             args.push(ptr);
             // Private to the thread: its own data, or a part of shared data
@@ -702,18 +707,19 @@ impl FnWriter<'_> {
                 private.insert(c.clone());
             }
         }
-        // `__restrict__` on the pointers to containers no other parameter
-        // points into (as DaCe's nested functions have it, but only where
-        // it holds): the compiler may then keep an accumulated element in a
-        // register instead of storing and reloading it every iteration.
+        // `__restrict__` on the pointers to containers that no other
+        // parameter points into, or that no parameter writes (as DaCe's
+        // nested functions have it, but only where it holds): the compiler
+        // may then keep an accumulated element in a register instead of
+        // storing and reloading it every iteration.
         if !self.in_kernel {
-            for (k, root) in &roots {
+            for (k, root, _) in &roots {
                 let alone = root.as_ref().is_some_and(|r| {
-                    roots
+                    let group: Vec<_> = roots
                         .iter()
-                        .filter(|(_, o)| o.as_ref().is_none_or(|o| o == r))
-                        .count()
-                        == 1
+                        .filter(|(_, o, _)| o.as_ref().is_none_or(|o| o == r))
+                        .collect();
+                    group.len() == 1 || group.iter().all(|(_, _, w)| !w)
                 });
                 if alone {
                     params[*k] = params[*k].replacen(" *", " * __restrict__ ", 1);
