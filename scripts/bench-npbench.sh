@@ -9,7 +9,8 @@
 # with dace==1.0.2; default /work/venv-dace1/bin/python, else build/venv-dace1),
 # OMP_NUM_THREADS (default 2), SIZE (S or fixture; default S), REPS (rounds,
 # default 21), BUDGET (seconds of calls per kernel, default 4), VARIANT
-# (default program.autoopt.sdfg), BENCH_CXXFLAGS (default "-std=c++17 -fPIC
+# (default program.autoopt.sdfg), BEFORE (another sdfgc binary, e.g. of an
+# earlier commit: its libraries are timed in the same rounds), BENCH_CXXFLAGS (default "-std=c++17 -fPIC
 # -O3 -march=native -fopenmp -Wno-unused-parameter"; CMake build type Release).
 #
 # For each case scripts/bench_npbench.py builds DaCe's library and sdfgc's (the
@@ -43,6 +44,7 @@ res=$out/results.jsonl
 for c in "${cases[@]}"; do
     line=$("$DACE_PY" scripts/bench_npbench.py "fixtures/npbench/$c" --variant "$VARIANT" \
         --size "${SIZE:-S}" --reps "${REPS:-21}" --budget "${BUDGET:-4}" --build "$out" \
+        ${BEFORE:+--before "$BEFORE"} \
         2>"$out/$c.log" | tail -1) || true
     [ -n "$line" ] || line="{\"case\": \"$c\", \"status\": \"error\", \"error\": \"$(tail -1 "$out/$c.log" | tr -d '"\\' | cut -c1-200)\"}"
     echo "$line" >>"$res"
@@ -67,8 +69,18 @@ for r in rows:
         cells += [f"{s['median_s'] * 1e3:.3f}", f"{ratio:.3f}", f"{worst:.2f}"]
     sizes = " ".join(f"{k}={v}" for k, v in r.get("symbols", {}).items())
     print(f"| {r['case']} | {sizes} | {r['calls']} | {d['median_s'] * 1e3:.3f} | " + " | ".join(cells) + " |")
-for who, mode in (("sdfgc", "default"), ("sdfgc_ext", "external")):
-    v = ratios[who]
+before = {"before": [], "before_ext": []}
+for r in rows:
+    for who in before:
+        if r.get("status") == "ok" and who in r:
+            before[who].append((r[who]["median_s"] / r["dace"]["median_s"], r["case"]))
+if before["before"]:
+    print("\n| kernel | before: default ratio | before: external ratio |\n|---|---:|---:|")
+    for (a, c), (b, _) in zip(before["before"], before["before_ext"]):
+        print(f"| {c} | {a:.3f} | {b:.3f} |")
+for who, mode in (("sdfgc", "default"), ("sdfgc_ext", "external"), ("before", "before, default"),
+                  ("before_ext", "before, external")):
+    v = ratios.get(who) or before.get(who)
     if v:
         worst = max(v)
         print(f"\n{mode}: median sdfgc/DaCe {statistics.median(x for x, _ in v):.3f} over {len(v)} kernels, "

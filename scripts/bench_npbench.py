@@ -36,8 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
+BINARIES = {}
 FLAGS = os.environ.get("BENCH_CXXFLAGS", "-std=c++17 -fPIC -O3 -march=native -fopenmp -Wno-unused-parameter")
-WHO = ("dace", "sdfgc", "sdfgc_ext")
+WHO = ["dace", "sdfgc", "sdfgc_ext"]
 
 
 def build(path, who, build_root):
@@ -54,7 +55,10 @@ def build(path, who, build_root):
         return sdfg.compile()
     # Left enabled: the hook also gives external-mode libraries their
     # workspace when CompiledSDFG initialises them (DaCe's are built first).
-    hook.enable(mode="external" if who == "sdfgc_ext" else None)
+    hook.enable(mode="external" if who.endswith("_ext") else None)
+    binary = BINARIES.get(who.split("_")[0])
+    if binary:
+        os.environ["SDFGC"] = binary
     return sdfg.compile()
 
 
@@ -122,7 +126,11 @@ def main():
     ap.add_argument("--budget", type=float, default=4.0)
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "bench-npbench"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--before", help="another sdfgc binary, timed too (libraries 'before', 'before_ext')")
     args = ap.parse_args()
+    if args.before:
+        BINARIES.update(sdfgc=os.environ.get("SDFGC", ""), before=args.before)
+        WHO.extend(["before", "before_ext"])
 
     import dace
 
@@ -149,7 +157,9 @@ def main():
     outs = {who: prepare(lib, finputs, fsyms)[0] for who, lib in libs.items()}
     for who in WHO[1:]:
         bad = compare(outs["dace"], outs[who])
-        if bad:
+        if bad and who.startswith("before"):
+            res[f"{who}_wrong"] = bad
+        elif bad:
             res.update(status=f"{who}-wrong", differ=bad)
             print(json.dumps(res))
             return 1

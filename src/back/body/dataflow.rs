@@ -202,7 +202,13 @@ impl FnWriter<'_> {
 
     fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
         self.out.line(format!("// map {}", self.map_label(m)));
+        // One iteration (DaCe's `__i_unused=0:1` init maps) is not worth a
+        // parallel region: it would fork and join threads for nothing.
+        let single = m.range.iter().all(|r| {
+            simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone())).as_int() == Some(0)
+        });
         let parallel = !self.in_parallel
+            && !single
             && matches!(
                 m.schedule,
                 Schedule::Default
