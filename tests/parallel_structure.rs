@@ -4,8 +4,9 @@
 //! (counts in fixtures/npbench/dace_code_counts.json, written by
 //! scripts/make-npbench-code-counts.py), in the SDFG's own lifetimes and in
 //! the external mode; every pointer parameter of a nested-SDFG function is
-//! `__restrict__` there (no two of their connectors share a container); and
-//! the integer division helpers are branch-free (hoistable from loops).
+//! `__restrict__` there (no two of their connectors share a container); no
+//! parallel loop has one iteration; and the integer division helpers are
+//! branch-free (hoistable from loops).
 
 use std::path::PathBuf;
 
@@ -139,6 +140,20 @@ fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
                     bad.push(format!(
                         "{case}/{variant} {mode:?}: {p} parallel regions, {a} atomics; DaCe {dp}, {da}"
                     ));
+                }
+                // A parallel region for one iteration forks and joins for nothing.
+                let lines: Vec<&str> = code.lines().map(str::trim_start).collect();
+                for w in lines.windows(2) {
+                    if w[0].starts_with("#pragma omp parallel for")
+                        && w[1].starts_with("for (int64_t ")
+                        && w[1].contains(" = 0; ")
+                        && w[1].contains(" < 1; ")
+                    {
+                        bad.push(format!(
+                            "{case}/{variant} {mode:?}: one-iteration parallel loop: {}",
+                            w[1]
+                        ));
+                    }
                 }
                 if variant == "program.autoopt.sdfg" {
                     for u in unrestricted_nested_pointers(code) {

@@ -204,9 +204,14 @@ impl FnWriter<'_> {
         self.out.line(format!("// map {}", self.map_label(m)));
         // One iteration (DaCe's `__i_unused=0:1` init maps) is not worth a
         // parallel region: it would fork and join threads for nothing.
-        let single = m.range.iter().all(|r| {
+        let one = |r: &RangeDim| {
             simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone())).as_int() == Some(0)
-        });
+        };
+        let single = m.range.iter().all(one);
+        // Leading dimensions of one iteration stay outside the parallel
+        // region: OpenMP shares out the first loop after the pragma, and a
+        // loop of one iteration would put all the work on one thread.
+        let lead = m.range.iter().take_while(|r| one(r)).count();
         let parallel = !self.in_parallel
             && !single
             && matches!(
@@ -220,6 +225,7 @@ impl FnWriter<'_> {
         // The parameters OpenMP shares out among threads: the collapsed
         // ones, else the first; inner ones run in order within a thread.
         let mut distributed = 1;
+        let mut pragma = None;
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -230,7 +236,9 @@ impl FnWriter<'_> {
             // Like DaCe: collapse only what the map asks for (`collapse` > 1). Collapsing
             // every rectangular nest turns the inner index into a division per
             // iteration and stops the compiler from vectorising the inner loop.
-            let depth = usize::try_from(m.collapse).unwrap_or(1).min(m.params.len());
+            let depth = usize::try_from(m.collapse)
+                .unwrap_or(1)
+                .min(m.params.len() - lead);
             let collapse = if rectangular && depth > 1 {
                 distributed = depth;
                 format!(" collapse({depth})")
@@ -243,10 +251,14 @@ impl FnWriter<'_> {
             } else {
                 ""
             };
-            self.out
-                .line(format!("#pragma omp parallel for{collapse}{threads}"));
+            pragma = Some(format!("#pragma omp parallel for{collapse}{threads}"));
         }
-        for (p, r) in m.params.iter().zip(&m.range) {
+        for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
+            if k == lead
+                && let Some(pragma) = pragma.take()
+            {
+                self.out.line(pragma);
+            }
             let start = self.sym(&r.start);
             let step = simplify(&r.step);
             let (cmp, end) = match step.as_int() {
@@ -272,7 +284,8 @@ impl FnWriter<'_> {
         let was_params = self.parallel_params.clone();
         if parallel {
             self.in_parallel = true;
-            self.parallel_params = Some(m.params[..distributed.min(m.params.len())].to_vec());
+            self.parallel_params =
+                Some(m.params[lead..(lead + distributed).min(m.params.len())].to_vec());
         }
         let frees = self.map_locals(ctx, id)?;
         let body = ctx.children[id.index()].clone();
