@@ -211,7 +211,12 @@ impl FnWriter<'_> {
         // Leading dimensions of one iteration stay outside the parallel
         // region: OpenMP shares out the first loop after the pragma, and a
         // loop of one iteration would put all the work on one thread.
-        let lead = m.range.iter().take_while(|r| one(r)).count();
+        let lead = m
+            .range
+            .iter()
+            .take_while(|r| one(r))
+            .count()
+            .min(m.params.len());
         let parallel = !self.in_parallel
             && !single
             && matches!(
