@@ -68,7 +68,7 @@ SDFGC_HD auto sdfgc_floordiv(A a, B b) -> decltype(a + b) {
   if constexpr (std::is_integral<R>::value) {
     R q = x / y;
     if constexpr (std::is_signed<R>::value) {
-      if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+      q -= R((x % y != 0) & ((x < 0) != (y < 0)));  // branch-free: hoistable from loops
     }
     return q;
   } else {
@@ -83,7 +83,7 @@ SDFGC_HD auto sdfgc_pymod(A a, B b) -> decltype(a + b) {
   if constexpr (std::is_integral<R>::value) {
     R r = x % y;
     if constexpr (std::is_signed<R>::value) {
-      if (r != 0 && ((r < 0) != (y < 0))) r += y;
+      r += y * R((r != 0) & ((r < 0) != (y < 0)));
     }
     return r;
   } else {
@@ -108,9 +108,9 @@ SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
   if constexpr (std::is_integral<R>::value) {
     R q = x / y;
     if constexpr (std::is_signed<R>::value) {
-      if (x % y != 0 && ((x < 0) == (y < 0))) ++q;
+      q += R((x % y != 0) & ((x < 0) == (y < 0)));
     } else {
-      if (x % y != 0) ++q;
+      q += R(x % y != 0);
     }
     return q;
   } else {

@@ -206,7 +206,23 @@ impl FnWriter<'_> {
 
     fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
         self.out.line(format!("// map {}", self.map_label(m)));
+        // One iteration (DaCe's `__i_unused=0:1` init maps) is not worth a
+        // parallel region: it would fork and join threads for nothing.
+        let one = |r: &RangeDim| {
+            simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone())).as_int() == Some(0)
+        };
+        let single = m.range.iter().all(one);
+        // Leading dimensions of one iteration stay outside the parallel
+        // region: OpenMP shares out the first loop after the pragma, and a
+        // loop of one iteration would put all the work on one thread.
+        let lead = m
+            .range
+            .iter()
+            .take_while(|r| one(r))
+            .count()
+            .min(m.params.len());
         let parallel = !self.in_parallel
+            && !single
             && matches!(
                 m.schedule,
                 Schedule::Default
@@ -215,6 +231,10 @@ impl FnWriter<'_> {
                     | Schedule::GpuDevice
                     | Schedule::GpuDefault
             );
+        // The parameters OpenMP shares out among threads: the collapsed
+        // ones, else the first; inner ones run in order within a thread.
+        let mut distributed = 1;
+        let mut pragma = None;
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -225,8 +245,11 @@ impl FnWriter<'_> {
             // Like DaCe: collapse only what the map asks for (`collapse` > 1). Collapsing
             // every rectangular nest turns the inner index into a division per
             // iteration and stops the compiler from vectorising the inner loop.
-            let depth = usize::try_from(m.collapse).unwrap_or(1).min(m.params.len());
+            let depth = usize::try_from(m.collapse)
+                .unwrap_or(1)
+                .min(m.params.len() - lead);
             let collapse = if rectangular && depth > 1 {
+                distributed = depth;
                 format!(" collapse({depth})")
             } else {
                 String::new()
@@ -237,10 +260,14 @@ impl FnWriter<'_> {
             } else {
                 ""
             };
-            self.out
-                .line(format!("#pragma omp parallel for{collapse}{threads}"));
+            pragma = Some(format!("#pragma omp parallel for{collapse}{threads}"));
         }
-        for (p, r) in m.params.iter().zip(&m.range) {
+        for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
+            if k == lead
+                && let Some(pragma) = pragma.take()
+            {
+                self.out.line(pragma);
+            }
             let start = self.sym(&r.start);
             let step = simplify(&r.step);
             let (cmp, end) = match step.as_int() {
@@ -266,7 +293,8 @@ impl FnWriter<'_> {
         let was_params = self.parallel_params.clone();
         if parallel {
             self.in_parallel = true;
-            self.parallel_params = Some(m.params.clone());
+            self.parallel_params =
+                Some(m.params[lead..(lead + distributed).min(m.params.len())].to_vec());
         }
         let frees = self.map_locals(ctx, id)?;
         let body = ctx.children[id.index()].clone();
@@ -563,6 +591,88 @@ impl FnWriter<'_> {
         (sidx, didx, loops)
     }
 
+    /// The container whose memory `data` is: itself, or for a view the
+    /// container it views (through views of views); None where a view's
+    /// nodes in this state do not all say the same.
+    fn root_container(&self, ctx: &StateCtx, data: &str) -> Option<String> {
+        let st = ctx.st;
+        let mut name = data.to_string();
+        for _ in 0..16 {
+            if self.sdfg.arrays.get(&name)?.kind != DataKind::View {
+                return Some(name);
+            }
+            let mut viewed: Option<String> = None;
+            for (i, n) in st.nodes.iter().enumerate() {
+                if matches!(&n.kind, NodeKind::Access(a) if a.data == name) {
+                    let ve = crate::back::body::views::view_edge(st, &ctx.adj, NodeId(i as u32))?;
+                    if viewed.as_ref().is_some_and(|v| *v != ve.viewed) {
+                        return None;
+                    }
+                    viewed = Some(ve.viewed);
+                }
+            }
+            name = viewed?;
+        }
+        None
+    }
+
+    /// Whether the data a nested SDFG's connector `c` is bound to is a part
+    /// of its container that no other iteration of the enclosing parallel
+    /// map touches: the connector's memlet picks such a part, or the memlet
+    /// names a view (declared inside the map) whose viewed part is one.
+    fn distinct_argument(
+        &self,
+        ctx: &StateCtx,
+        id: NodeId,
+        c: &str,
+        data: &str,
+        rank: usize,
+    ) -> bool {
+        if self.parallel_params.is_none() {
+            return false;
+        }
+        let st = ctx.st;
+        let ins = ctx.adj.ins[id.index()].iter().map(|&i| (i, true));
+        let outs = ctx.adj.outs[id.index()].iter().map(|&i| (i, false));
+        ins.chain(outs).all(|(ei, incoming)| {
+            let e = &st.edges[ei];
+            let conn = if incoming { &e.dst_conn } else { &e.src_conn };
+            if conn.as_deref() != Some(c) {
+                return true;
+            }
+            if e.memlet
+                .subset
+                .as_ref()
+                .is_some_and(|s| s.len() == rank && self.distinct_per_iteration(s))
+            {
+                return true;
+            }
+            let path = crate::back::body::views::memlet_path(st, &ctx.adj, ei);
+            let end = if incoming {
+                path.first().map(|&k| st.edges[k].src)
+            } else {
+                path.last().map(|&k| st.edges[k].dst)
+            };
+            let Some(end) = end else { return false };
+            if !matches!(&st.nodes[end.index()].kind, NodeKind::Access(a) if a.data == data)
+                || self
+                    .sdfg
+                    .arrays
+                    .get(data)
+                    .is_none_or(|d| d.kind != DataKind::View)
+            {
+                return false;
+            }
+            let Some(ve) = crate::back::body::views::view_edge(st, &ctx.adj, end) else {
+                return false;
+            };
+            let vrank = self.sdfg.arrays.get(&ve.viewed).map_or(0, |d| d.rank());
+            ve.subset
+                .as_ref()
+                .is_some_and(|s| s.len() == vrank && self.distinct_per_iteration(s))
+        })
+    }
+
     fn nested_call(&mut self, ctx: &StateCtx, id: NodeId, ns: &NestedSdfg) -> Result<()> {
         let st = ctx.st;
         let node = &st.nodes[id.index()];
@@ -583,6 +693,7 @@ impl FnWriter<'_> {
             )
         };
         let mut private = BTreeSet::new();
+        let mut roots: Vec<(usize, Option<String>, bool)> = Vec::new();
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
                 .iter()
@@ -620,10 +731,36 @@ impl FnWriter<'_> {
                 Some(Access::Value(v)) => format!("&{v}"),
                 _ => format!("&{}", self.element(&data, od, &start)),
             };
+            let written = ns.outputs.contains_key(c.as_str());
+            roots.push((params.len(), self.root_container(ctx, &data), written));
             params.push(format!("{} *{c}", idesc.dtype.ctype()));
             args.push(ptr);
-            if self.is_private(&data) {
+            // Private to the thread: its own data, or a part of shared data
+            // that no other iteration of the enclosing parallel map touches
+            // (write conflicts inside need no atomics, as in DaCe). CPU code;
+            // GPU kernels keep their own rules.
+            let distinct = !self.in_kernel && self.distinct_argument(ctx, id, c, &data, od.rank());
+            if self.is_private(&data) || distinct {
                 private.insert(c.clone());
+            }
+        }
+        // `__restrict__` on the pointers to containers that no other
+        // parameter points into, or that no parameter writes (as DaCe's
+        // nested functions have it, but only where it holds): the compiler
+        // may then keep an accumulated element in a register instead of
+        // storing and reloading it every iteration.
+        if !self.in_kernel {
+            for (k, root, _) in &roots {
+                let alone = root.as_ref().is_some_and(|r| {
+                    let group: Vec<_> = roots
+                        .iter()
+                        .filter(|(_, o, _)| o.as_ref().is_none_or(|o| o == r))
+                        .collect();
+                    group.len() == 1 || group.iter().all(|(_, _, w)| !w)
+                });
+                if alone {
+                    params[*k] = params[*k].replacen(" *", " * __restrict__ ", 1);
+                }
             }
         }
         let mut sym_params = BTreeSet::new();

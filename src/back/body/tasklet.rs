@@ -834,6 +834,8 @@ impl<'a> FnWriter<'a> {
             return false;
         }
         match self.p.alloc.get(self.sdfg.id, data) {
+            // One copy per thread of the parallel region (CPU).
+            Some(t) if t.per_thread => true,
             Some(t) => match t.memory {
                 crate::passes::Memory::Local => {
                     matches!(t.scope, crate::passes::AllocScope::Map(..)) || self.sdfg.id != 0
@@ -871,17 +873,59 @@ impl<'a> FnWriter<'a> {
     }
 
     /// Whether parallel iterations may write the same element (then the
-    /// update must be atomic): unless every parameter of the parallel map
-    /// indexes some dimension that no other parallel parameter touches.
+    /// update must be atomic): unless [`Self::distinct_per_iteration`].
     pub(crate) fn wcr_conflicts(&self, sub: &[RangeDim]) -> bool {
+        !self.distinct_per_iteration(sub)
+    }
+
+    /// Whether the elements of `sub` (in the scope of the enclosing parallel
+    /// map) differ between any two iterations of that map: every parameter
+    /// `p` of the map is the index of some dimension of extent 1 whose start
+    /// is `p` plus (or, stepping `p` by one, moves by a non-zero constant
+    /// with) names that are the same in every iteration (the SDFG's symbols
+    /// and constants; not map parameters, which may vary inside one
+    /// iteration, as a sequential inner map's do).
+    pub(crate) fn distinct_per_iteration(&self, sub: &[RangeDim]) -> bool {
         let Some(params) = &self.parallel_params else {
-            return true;
+            return false;
         };
-        !params.iter().all(|p| {
+        let sdfg = self.sdfg;
+        let invariant = |e: &Expr, p: &str| {
+            let mut ok = true;
+            e.visit_names(&mut |n| {
+                ok &= n != p
+                    && !params.iter().any(|q| q == n)
+                    && (sdfg.symbol_type(n).is_some() || sdfg.constants.contains_key(n));
+            });
+            ok
+        };
+        params.iter().all(|p| {
             sub.iter().any(|r| {
+                let sub =
+                    |a: &Expr, b: &Expr| simplify(&Expr::bin(BinaryOp::Sub, a.clone(), b.clone()));
+                if sub(&r.end, &r.start).as_int() != Some(0) {
+                    return false;
+                }
+                let start = simplify(&r.start);
                 let mut names = Vec::new();
-                simplify(&r.start).visit_names(&mut |n| names.push(n.to_string()));
-                names.iter().any(|n| n == p) && names.iter().all(|n| n == p || !params.contains(n))
+                start.visit_names(&mut |n| names.push(n.to_string()));
+                if !names.iter().any(|n| n == p) {
+                    return false;
+                }
+                if invariant(&sub(&start, &Expr::Sym(p.clone())), p) {
+                    return true;
+                }
+                // `a * p + b`: one step of `p` moves it by the constant `a`,
+                // and the rest is the same in every iteration.
+                let next = crate::ir::simplify::substitute(&start, &mut |n| {
+                    (n == p)
+                        .then(|| Expr::bin(BinaryOp::Add, Expr::Sym(p.to_string()), Expr::Int(1)))
+                });
+                let at0 = crate::ir::simplify::substitute(&start, &mut |n| {
+                    (n == p).then_some(Expr::Int(0))
+                });
+                matches!(sub(&next, &start).as_int(), Some(a) if a != 0)
+                    && invariant(&simplify(&at0), p)
             })
         })
     }

@@ -1,0 +1,188 @@
+//! Structure of the generated OpenMP code against DaCe's for the same SDFGs
+//! (no timing, no compiler): for every NPBench CPU fixture, sdfgc's code
+//! has no more parallel regions and no more atomic updates than DaCe 1.0.2's
+//! (counts in fixtures/npbench/dace_code_counts.json, written by
+//! scripts/make-npbench-code-counts.py), in the SDFG's own lifetimes and in
+//! the external mode; every pointer parameter of a nested-SDFG function is
+//! `__restrict__` there (no two of their connectors share a container); no
+//! parallel loop has one iteration; and the integer division helpers are
+//! branch-free (hoistable from loops).
+
+use std::path::PathBuf;
+
+use sdfgc::driver::{CompileOptions, Mode, Target};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn count(text: &str, pred: impl Fn(&str) -> bool) -> usize {
+    text.lines().filter(|l| pred(l.trim_start())).count()
+}
+
+/// Parallel regions of generated code.
+fn parallel(code: &str) -> usize {
+    count(code, |l| l.starts_with("#pragma omp parallel"))
+}
+
+/// Atomic updates of generated code: OpenMP atomics and critical sections
+/// in function bodies (indented), and calls of sdfgc's CAS helpers.
+fn atomic(code: &str) -> usize {
+    code.lines()
+        .filter(|l| l.starts_with(' '))
+        .map(str::trim_start)
+        .filter(|t| {
+            t.starts_with("#pragma omp atomic")
+                || t.starts_with("#pragma omp critical")
+                || (t.starts_with("sdfgc_atomic_") && t.contains("(&"))
+        })
+        .count()
+}
+
+/// The top-level comma-separated items of a call's argument list (from
+/// after its `(` to its matching `)`).
+fn split_args(text: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for ch in text.chars() {
+        match ch {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => break,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
+/// Pointer parameters of the nested-SDFG functions without `__restrict__`
+/// although no other pointer argument of a call names the same container.
+fn unrestricted_nested_pointers(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in code
+        .lines()
+        .filter(|l| l.starts_with("static void nested_"))
+    {
+        let name = &l[12..l.find('(').unwrap()];
+        let params: Vec<&str> = l[l.find('(').unwrap() + 1..l.rfind(')').unwrap()]
+            .split(", ")
+            .collect();
+        let call = format!("{name}(__state, ");
+        for site in code.lines().filter(|c| c.trim_start().starts_with(&call)) {
+            let args = split_args(&site.trim_start()[name.len() + 1..]);
+            // The container an argument points into: `&X[...]` or `&X`.
+            let base = |a: &str| {
+                a.trim_start_matches('&')
+                    .split('[')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            };
+            for (k, p) in params.iter().enumerate().skip(1) {
+                if !p.contains('*') || p.contains("__restrict__") || k >= args.len() {
+                    continue;
+                }
+                let b = base(&args[k]);
+                let shared = params
+                    .iter()
+                    .zip(&args)
+                    .enumerate()
+                    .any(|(j, (q, a))| j != k && q.contains('*') && base(a) == b);
+                if !shared {
+                    out.push(format!("{name}: {p} (argument {})", args[k]));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
+    let counts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("fixtures/npbench/dace_code_counts.json")).unwrap(),
+    )
+    .unwrap();
+    let cases = counts["cases"].as_object().unwrap();
+    assert!(cases.len() >= 20, "only {} cases", cases.len());
+    let mut bad = Vec::new();
+    let (mut ours, mut theirs) = ((0, 0), (0, 0));
+    for (case, variants) in cases {
+        for (variant, dace) in variants.as_object().unwrap() {
+            let file = root().join("fixtures/npbench").join(case).join(variant);
+            for mode in [None, Some(Mode::External)] {
+                let opts = CompileOptions {
+                    mode,
+                    ..CompileOptions::new(Target::Cpp)
+                };
+                let outs = sdfgc::driver::generate(&file, &opts).unwrap_or_else(|e| panic!("{e}"));
+                let code = outs
+                    .iter()
+                    .find(|(n, _)| n.ends_with(".cpp") && !n.ends_with("_main.cpp"))
+                    .map(|(_, t)| t.as_str())
+                    .unwrap();
+                let (p, a) = (parallel(code), atomic(code));
+                let (dp, da) = (
+                    dace["parallel"].as_u64().unwrap() as usize,
+                    dace["atomic"].as_u64().unwrap() as usize,
+                );
+                if mode.is_none() {
+                    ours = (ours.0 + p, ours.1 + a);
+                    theirs = (theirs.0 + dp, theirs.1 + da);
+                }
+                if p > dp || a > da {
+                    bad.push(format!(
+                        "{case}/{variant} {mode:?}: {p} parallel regions, {a} atomics; DaCe {dp}, {da}"
+                    ));
+                }
+                // A parallel region for one iteration forks and joins for nothing.
+                let lines: Vec<&str> = code.lines().map(str::trim_start).collect();
+                for w in lines.windows(2) {
+                    if w[0].starts_with("#pragma omp parallel for")
+                        && w[1].starts_with("for (int64_t ")
+                        && w[1].contains(" = 0; ")
+                        && w[1].contains(" < 1; ")
+                    {
+                        bad.push(format!(
+                            "{case}/{variant} {mode:?}: one-iteration parallel loop: {}",
+                            w[1]
+                        ));
+                    }
+                }
+                if variant == "program.autoopt.sdfg" {
+                    for u in unrestricted_nested_pointers(code) {
+                        bad.push(format!("{case}/{variant} {mode:?}: not __restrict__: {u}"));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "sdfgc {} parallel regions, {} atomics; DaCe {}, {}",
+        ours.0, ours.1, theirs.0, theirs.1
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn integer_division_helpers_are_branch_free() {
+    let file = root().join("fixtures/npbench/lenet/program.autoopt.sdfg");
+    let outs = sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cpp)).unwrap();
+    let code = &outs.iter().find(|(n, _)| n.ends_with(".cpp")).unwrap().1;
+    for helper in ["sdfgc_floordiv", "sdfgc_pymod", "sdfgc_int_ceil"] {
+        let start = code
+            .find(&format!("auto {helper}("))
+            .unwrap_or_else(|| panic!("{helper} not defined"));
+        let body = &code[start..start + code[start..].find("\n}\n").unwrap()];
+        assert!(
+            !body.contains("if (x %") && !body.contains("if (r !="),
+            "{helper} branches on the remainder (the compiler then recomputes it in every loop iteration):\n{body}"
+        );
+    }
+}
