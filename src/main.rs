@@ -64,6 +64,10 @@ struct CompileArgs {
     /// GPU: check at program entry that GPU_Global arguments are device memory.
     #[arg(long)]
     check_pointers: bool,
+    /// GPU: offload a CPU SDFG: top-level maps become kernels, the arguments get
+    /// device twins copied in at the start and out at the end (the C ABI is unchanged).
+    #[arg(long)]
+    offload: bool,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -203,6 +207,7 @@ fn main() -> ExitCode {
                 sync_on_exit: c.sync_on_exit,
                 constant_memory: c.constant_memory,
                 check_pointers: c.check_pointers,
+                offload: c.offload,
             };
             if c.stats || c.stats_json.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

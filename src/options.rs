@@ -62,6 +62,8 @@ pub struct CompileOptions {
     pub constant_memory: bool,
     /// GPU: check at program entry that GPU_Global arguments are device memory.
     pub check_pointers: bool,
+    /// GPU: offload a CPU SDFG (`--offload`): maps become kernels, data gets device twins.
+    pub offload: bool,
 }
 
 impl CompileOptions {
@@ -78,6 +80,7 @@ impl CompileOptions {
             sync_on_exit: false,
             constant_memory: false,
             check_pointers: false,
+            offload: false,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod expand;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
+pub mod offload;
 pub mod span;
 pub mod structure;
 
@@ -43,6 +44,8 @@ pub struct Program {
     pub gpu: Option<&'static crate::back::gpu::Dialect>,
     /// GPU streams (`--streams`).
     pub streams: u32,
+    /// What `--offload` did (None without it).
+    pub offload: Option<offload::OffloadStats>,
     /// The options the program was prepared with.
     pub options: CompileOptions,
 }
@@ -53,6 +56,12 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     // nodes included); everything after it sees the expanded SDFG.
     let abi = abi::compute(&sdfg);
     expand::expand(&mut sdfg)?;
+    // Offloading sees expanded library nodes: they become kernels too.
+    let offloaded = if opts.offload {
+        Some(offload::offload(&mut sdfg)?)
+    } else {
+        None
+    };
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);
@@ -95,6 +104,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         layouts,
         gpu,
         streams,
+        offload: offloaded,
         options: opts.clone(),
     })
 }

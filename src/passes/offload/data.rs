@@ -1,0 +1,393 @@
+//! Data placement at a host level: which containers live on the device,
+//! device twins of the program's arguments, host copies of device data the
+//! host reads.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::diag::{Error, Result};
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+
+use super::placement::{each_state, each_state_mut};
+
+/// The data decisions of one host level.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Plan {
+    /// Containers (as named in the dataflow after renaming) on the device.
+    pub device: BTreeSet<String>,
+    /// Top level: (argument, its device twin), in declaration order.
+    pub twins: Vec<(String, String)>,
+    /// Twins filled from their argument at program start.
+    pub copy_in: BTreeSet<String>,
+    /// Twins written back to their argument at program end.
+    pub copy_out: BTreeSet<String>,
+    /// (device container, host container) pairs the host reads in interstate
+    /// code: the host one is refreshed after every state that writes the device one.
+    pub host_reads: Vec<(String, String)>,
+    /// Host copies filled on entry (device arguments of a nested SDFG).
+    pub fill_on_entry: BTreeSet<String>,
+}
+
+/// How the dataflow of a host level uses one container.
+#[derive(Default)]
+struct Use {
+    /// Outermost map entry of every access node: (state number, entry).
+    sites: BTreeSet<(usize, Option<NodeId>)>,
+    /// Some edge writes it.
+    written: bool,
+    /// Some edge reads it.
+    read: bool,
+}
+
+/// The outermost map entry whose scope holds `id` (None at the top).
+fn outermost(st: &State, id: NodeId) -> Option<NodeId> {
+    let mut s = st.nodes[id.index()].scope?;
+    let mut guard = 0;
+    while let Some(up) = st.nodes[s.index()].scope {
+        s = up;
+        guard += 1;
+        if guard > st.nodes.len() {
+            break;
+        }
+    }
+    Some(s)
+}
+
+fn uses(sdfg: &Sdfg) -> BTreeMap<String, Use> {
+    let mut out: BTreeMap<String, Use> = BTreeMap::new();
+    let mut k = 0;
+    each_state(&sdfg.body, &mut |st| {
+        for (i, n) in st.nodes.iter().enumerate() {
+            if let NodeKind::Access(a) = &n.kind {
+                out.entry(a.data.clone())
+                    .or_default()
+                    .sites
+                    .insert((k, outermost(st, NodeId(i as u32))));
+            }
+        }
+        for e in &st.edges {
+            let Some(d) = &e.memlet.data else { continue };
+            let u = out.entry(d.clone()).or_default();
+            if matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == *d) {
+                u.written = true;
+            }
+            if matches!(&st.nodes[e.src.index()].kind, NodeKind::Access(a) if a.data == *d) {
+                u.read = true;
+            }
+        }
+        k += 1;
+    });
+    out
+}
+
+/// Names the host reads in the interstate code of a region (conditions,
+/// assignments, loop statements), not inside nested SDFGs; also the symbol
+/// mappings of nested SDFGs called at the top of a state.
+pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
+    let mut add = |e: &Expr| e.visit_names(&mut |n| { out.insert(n.to_string()); });
+    fn stmts(s: &[Stmt], add: &mut dyn FnMut(&Expr)) {
+        for st in s {
+            for e in st.own_exprs() {
+                add(e);
+            }
+        }
+    }
+    for e in &r.edges {
+        add(&e.condition);
+        e.assignments.iter().for_each(|(_, v)| add(v));
+    }
+    if let RegionKind::Loop(l) = &r.kind {
+        add(&l.condition);
+        stmts(&l.init, &mut add);
+        stmts(&l.update, &mut add);
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::Region(inner) => interstate_names(inner, out),
+            BlockKind::Conditional(brs) => {
+                for (c, body) in brs {
+                    if let Some(c) = c {
+                        c.visit_names(&mut |n| { out.insert(n.to_string()); });
+                    }
+                    interstate_names(body, out);
+                }
+            }
+            BlockKind::State(st) => {
+                for n in st.nodes.iter().filter(|n| n.scope.is_none()) {
+                    if let NodeKind::Nested(ns) = &n.kind {
+                        for v in ns.symbol_mapping.values() {
+                            v.visit_names(&mut |n| { out.insert(n.to_string()); });
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A name not yet used by the SDFG's containers or symbols.
+fn fresh(sdfg: &Sdfg, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut k = 0;
+    while sdfg.arrays.contains_key(&name) || sdfg.symbols.contains_key(&name) {
+        k += 1;
+        name = format!("{base}_{k}");
+    }
+    name
+}
+
+/// Decides where the containers of a host level live and renames the
+/// program's arguments to their device twins in the dataflow.
+pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) -> Result<Plan> {
+    let uses = uses(sdfg);
+    let mut host_read = BTreeSet::new();
+    interstate_names(&sdfg.body, &mut host_read);
+    host_read.retain(|n| sdfg.arrays.contains_key(n));
+    let full_writes = full_writes(sdfg);
+    let mut plan = Plan::default();
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
+    let names: Vec<String> = sdfg.arrays.keys().cloned().collect();
+    for name in names {
+        let d = sdfg.arrays[&name].clone();
+        let used = uses.get(&name);
+        let in_dataflow = used.is_some();
+        let written = used.is_some_and(|u| u.written);
+        let host_scalar = !d.transient && d.kind == DataKind::Scalar && !device_args.contains(&name);
+        if !d.transient {
+            if !in_dataflow || (host_scalar && !written) {
+                continue;
+            }
+            if top {
+                let twin = fresh(sdfg, &format!("gpu_{name}"));
+                let mut desc = d.clone();
+                desc.transient = true;
+                desc.storage = Storage::GpuGlobal;
+                desc.lifetime = Lifetime::Sdfg;
+                desc.pool = false;
+                sdfg.arrays.insert(twin.clone(), desc);
+                let read = used.is_some_and(|u| u.read);
+                if read || !full_writes.contains(&name) {
+                    plan.copy_in.insert(twin.clone());
+                }
+                if written {
+                    plan.copy_out.insert(twin.clone());
+                }
+                if host_read.contains(&name) && written {
+                    plan.host_reads.push((twin.clone(), name.clone()));
+                }
+                plan.device.insert(twin.clone());
+                plan.twins.push((name.clone(), twin.clone()));
+                renames.insert(name.clone(), twin);
+                continue;
+            }
+            if !device_args.contains(&name) {
+                return Err(Error::unsupported(
+                    &d.path,
+                    format!(
+                        "--offload: '{name}' of nested SDFG '{}' is {} but its outer container stays on the host",
+                        sdfg.name,
+                        if written { "written" } else { "an array" }
+                    ),
+                ));
+            }
+            plan.device.insert(name.clone());
+            if host_read.contains(&name) {
+                let host = shadow(sdfg, &name, &d);
+                plan.fill_on_entry.insert(host.clone());
+                plan.host_reads.push((name.clone(), host));
+            }
+            continue;
+        }
+        let Some(u) = used else { continue };
+        // Used only inside one kernel: a register or local array there.
+        let one_kernel = u.sites.len() == 1 && u.sites.iter().all(|(_, e)| e.is_some());
+        if one_kernel && !host_read.contains(&name) {
+            continue;
+        }
+        if let Some(desc) = sdfg.arrays.get_mut(&name) {
+            desc.storage = Storage::GpuGlobal;
+            desc.pool = false;
+        }
+        plan.device.insert(name.clone());
+        if host_read.contains(&name) && u.written {
+            let host = shadow(sdfg, &name, &d);
+            plan.host_reads.push((name.clone(), host));
+        }
+    }
+    if !renames.is_empty() {
+        each_state_mut(&mut sdfg.body, &mut |st| {
+            for n in &mut st.nodes {
+                if let NodeKind::Access(a) = &mut n.kind
+                    && let Some(t) = renames.get(&a.data)
+                {
+                    a.data = t.clone();
+                }
+            }
+            for e in &mut st.edges {
+                if let Some(d) = &mut e.memlet.data
+                    && let Some(t) = renames.get(d.as_str())
+                {
+                    *d = t.clone();
+                }
+            }
+        });
+    }
+    // The host reads its copies.
+    let to_host: BTreeMap<String, String> = plan
+        .host_reads
+        .iter()
+        .filter(|(dev, host)| !plan.twins.iter().any(|(a, t)| t == dev && a == host))
+        .map(|(dev, host)| (dev.clone(), host.clone()))
+        .collect();
+    if !to_host.is_empty() {
+        rename_interstate(&mut sdfg.body, &to_host);
+    }
+    Ok(plan)
+}
+
+/// A host copy of a device container for the host's reads.
+fn shadow(sdfg: &mut Sdfg, name: &str, d: &DataDesc) -> String {
+    let host = fresh(sdfg, &format!("host_{name}"));
+    let mut desc = d.clone();
+    desc.transient = true;
+    desc.storage = if d.kind == DataKind::Scalar {
+        Storage::Register
+    } else {
+        Storage::CpuHeap
+    };
+    desc.kind = if d.kind == DataKind::View {
+        DataKind::Array
+    } else {
+        d.kind
+    };
+    desc.lifetime = Lifetime::Sdfg;
+    desc.pool = false;
+    sdfg.arrays.insert(host.clone(), desc);
+    host
+}
+
+/// Arguments whose whole extent one unconditional state of the top-level
+/// region writes, without WCR or dynamic memlets: their device twin needs no
+/// copy-in if nothing reads them.
+fn full_writes(sdfg: &Sdfg) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let r = &sdfg.body;
+    if r.edges.iter().any(|e| e.condition != Expr::Bool(true)) {
+        return out;
+    }
+    for b in &r.blocks {
+        let BlockKind::State(st) = &b.kind else { continue };
+        for e in &st.edges {
+            let Some(d) = &e.memlet.data else { continue };
+            let Some(desc) = sdfg.arrays.get(d) else { continue };
+            if desc.transient || e.memlet.dynamic || e.memlet.wcr.is_some() {
+                continue;
+            }
+            if !matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == *d) {
+                continue;
+            }
+            // The subset on the destination side.
+            let sub = if e.memlet.is_data_src == Some(true) {
+                e.memlet.other_subset.as_ref()
+            } else {
+                e.memlet.subset.as_ref()
+            };
+            let Some(sub) = sub else { continue };
+            let full = sub.len() == desc.shape.len()
+                && sub.iter().zip(&desc.shape).all(|(r, n)| {
+                    simplify(&r.start) == Expr::Int(0)
+                        && simplify(&r.step) == Expr::Int(1)
+                        && simplify(&Expr::bin(BinaryOp::Sub, n.clone(), r.end.clone()))
+                            == Expr::Int(1)
+                });
+            // Every write inside the map that produces it is exact too.
+            let src = e.src;
+            let exact_inside = match &st.nodes[src.index()].kind {
+                NodeKind::MapExit { .. } => st
+                    .edges
+                    .iter()
+                    .filter(|x| x.dst == src)
+                    .all(|x| !x.memlet.dynamic && x.memlet.wcr.is_none()),
+                NodeKind::Tasklet(_) | NodeKind::Access(_) => true,
+                _ => false,
+            };
+            if full && exact_inside {
+                out.insert(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Renames containers in the interstate code of a region (not inside nested SDFGs).
+fn rename_interstate(r: &mut Region, to: &BTreeMap<String, String>) {
+    for e in &mut r.edges {
+        rename_expr(&mut e.condition, to);
+        e.assignments.iter_mut().for_each(|(_, v)| rename_expr(v, to));
+    }
+    if let RegionKind::Loop(l) = &mut r.kind {
+        rename_expr(&mut l.condition, to);
+        for s in l.init.iter_mut().chain(l.update.iter_mut()) {
+            rename_stmt(s, to);
+        }
+    }
+    for b in &mut r.blocks {
+        match &mut b.kind {
+            BlockKind::Region(inner) => rename_interstate(inner, to),
+            BlockKind::Conditional(brs) => {
+                for (c, body) in brs {
+                    if let Some(c) = c {
+                        rename_expr(c, to);
+                    }
+                    rename_interstate(body, to);
+                }
+            }
+            BlockKind::State(st) => {
+                for n in st.nodes.iter_mut().filter(|n| n.scope.is_none()) {
+                    if let NodeKind::Nested(ns) = &mut n.kind {
+                        ns.symbol_mapping.values_mut().for_each(|v| rename_expr(v, to));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn rename_stmt(s: &mut Stmt, to: &BTreeMap<String, String>) {
+    if let Stmt::Assign { value, .. } = s {
+        rename_expr(value, to);
+    } else if let Stmt::Expr(e) = s {
+        rename_expr(e, to);
+    }
+}
+
+/// Renames names (plain and indexed) in an expression.
+pub(super) fn rename_expr(e: &mut Expr, to: &BTreeMap<String, String>) {
+    match e {
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => {}
+        Expr::Sym(s) => {
+            if let Some(t) = to.get(s.as_str()) {
+                *s = t.clone();
+            }
+        }
+        Expr::Unary(_, a) => rename_expr(a, to),
+        Expr::Binary(_, a, b) => {
+            rename_expr(a, to);
+            rename_expr(b, to);
+        }
+        Expr::Call(_, args) => args.iter_mut().for_each(|a| rename_expr(a, to)),
+        Expr::Ternary(c, a, b) => {
+            rename_expr(c, to);
+            rename_expr(a, to);
+            rename_expr(b, to);
+        }
+        Expr::Index(n, idx) => {
+            if let Some(t) = to.get(n.as_str()) {
+                *n = t.clone();
+            }
+            idx.iter_mut().for_each(|a| rename_expr(a, to));
+        }
+    }
+}
