@@ -55,13 +55,6 @@ pub fn generate_sdfg(sdfg: Sdfg, opts: &CompileOptions) -> Result<Outputs> {
             "--mode pool is a GPU stream-ordered mode; use scoped, persistent or external with --target cpp",
         ));
     }
-    if opts.target == Target::Cpp && opts.offload {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            "",
-            "--offload moves the program to a GPU; use it with --target cuda or hip",
-        ));
-    }
     // One writer for every target: the program knows its GPU dialect, if any.
     let program = passes::prepare(sdfg, opts)?;
     let mut outs = back::cpp::write(&program)?;

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::corpus::{assert_all_passed, case_files, run_parallel};
-use common::emu::emulate_launches;
 use common::harness::{DeviceDriver, RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 

@@ -54,6 +54,13 @@ pub struct Program {
 pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     // The interface follows DaCe's rules on the SDFG as stored (library
     // nodes included); everything after it sees the expanded SDFG.
+    if opts.target == crate::options::Target::Cpp && opts.offload {
+        return Err(crate::diag::Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            "--offload moves the program to a GPU; use it with --target cuda or hip",
+        ));
+    }
     let abi = abi::compute(&sdfg);
     expand::expand(&mut sdfg)?;
     // Offloading sees expanded library nodes: they become kernels too.

@@ -486,6 +486,39 @@ impl FnWriter<'_> {
             }
             return Ok(());
         }
+        // A whole container into one of the same shape and strides (a device
+        // twin of a strided argument): the span its elements cover, at once.
+        if !(hs && hd) && sd.dtype == dd.dtype && same_layout(sd, dd) && whole(sd, &ss) && whole(dd, &ds) {
+            let span = sd.shape.iter().zip(&sd.strides).fold(Expr::Int(1), |acc, (n, st)| {
+                Expr::bin(
+                    BinaryOp::Add,
+                    acc,
+                    Expr::bin(BinaryOp::Mul, Expr::bin(BinaryOp::Sub, n.clone(), Expr::Int(1)), st.clone()),
+                )
+            });
+            let src_ptr = self.subset_pointer(src, sd, &ss);
+            let dst_ptr = self.subset_pointer(dst, dd, &ds);
+            let bytes = format!(
+                "sizeof({}) * static_cast<size_t>({})",
+                sd.dtype.ctype(),
+                self.sym(&simplify(&span))
+            );
+            self.out.line(format!("// copy {src} -> {dst} (every element, strided alike)"));
+            self.out.line(format!(
+                "sdfgc_gpu_check({}({dst_ptr}, {src_ptr}, {bytes}, {}, {}), \"copy {src} -> {dst}\");",
+                g.api("MemcpyAsync"),
+                g.api(kind),
+                self.stream()
+            ));
+            if kind == "MemcpyDeviceToHost" {
+                self.out.line(format!(
+                    "sdfgc_gpu_check({}({}), \"synchronize after copy\");",
+                    g.api("StreamSynchronize"),
+                    self.stream()
+                ));
+            }
+            return Ok(());
+        }
         if !(hs && hd) {
             return Err(Error::unsupported(
                 &e.path,
@@ -590,6 +623,24 @@ impl FnWriter<'_> {
 }
 
 /// True if the subset of `d` is one contiguous run of memory.
+/// Same shape and strides.
+fn same_layout(a: &DataDesc, b: &DataDesc) -> bool {
+    let same = |x: &Expr, y: &Expr| crate::ir::simplify::probably_equal(x, y);
+    a.rank() == b.rank()
+        && a.shape.iter().zip(&b.shape).all(|(x, y)| same(x, y))
+        && a.strides.iter().zip(&b.strides).all(|(x, y)| same(x, y))
+}
+
+/// The subset covers every element of the container, from index 0.
+fn whole(d: &DataDesc, sub: &Subset) -> bool {
+    sub.len() == d.rank()
+        && sub.iter().zip(&d.shape).all(|(r, n)| {
+            simplify(&r.start) == Expr::Int(0)
+                && simplify(&r.step) == Expr::Int(1)
+                && crate::ir::simplify::probably_equal(&r.extent(), n)
+        })
+}
+
 fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
     if sub.len() != d.rank() {
         return false;

@@ -125,5 +125,23 @@ fn host_level(
     if let Some(e) = err {
         return Err(e);
     }
+    // Host-level tasklets on device data run in one-thread kernels.
+    placement::each_state(&sdfg.body, &mut |st| {
+        for (i, n) in st.nodes.iter().enumerate() {
+            let id = NodeId(i as u32);
+            if n.scope.is_none()
+                && matches!(n.kind, NodeKind::Tasklet(_))
+                && st.edges.iter().any(|e| {
+                    (e.src == id || e.dst == id)
+                        && e.memlet.data.as_ref().is_some_and(|d| plan.device.contains(d))
+                })
+            {
+                stats.tasklet_kernels += 1;
+            }
+        }
+    });
     copies::insert(sdfg, top, &plan, stats)
 }
+
+#[cfg(test)]
+mod tests;
