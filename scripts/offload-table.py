@@ -45,7 +45,7 @@ for path, syms in json.loads(sys.stdin.read()):
         if isinstance(node, nodes.MapEntry) and node.map.schedule in (dtypes.ScheduleType.GPU_Device, dtypes.ScheduleType.GPU_Default):
             if parent.entry_node(node) is None:
                 kernels += 1
-    for state in sdfg.states():
+    for state in (st for sd in sdfg.all_sdfgs_recursive() for st in sd.all_states()):
         s = state.sdfg
         for e in state.edges():
             if not (isinstance(e.src, nodes.AccessNode) and isinstance(e.dst, nodes.AccessNode)):

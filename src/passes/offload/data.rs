@@ -144,7 +144,6 @@ pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) 
     let mut host_read = BTreeSet::new();
     interstate_names(&sdfg.body, &mut host_read);
     host_read.retain(|n| sdfg.arrays.contains_key(n));
-    let full_writes = full_writes(sdfg);
     let mut plan = Plan::default();
     let mut renames: BTreeMap<String, String> = BTreeMap::new();
     let names: Vec<String> = sdfg.arrays.keys().cloned().collect();
@@ -166,8 +165,7 @@ pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) 
                 desc.lifetime = Lifetime::Sdfg;
                 desc.pool = false;
                 sdfg.arrays.insert(twin.clone(), desc);
-                let read = used.is_some_and(|u| u.read);
-                if read || !full_writes.contains(&name) {
+                if !written_whole_first(sdfg, &name) {
                     plan.copy_in.insert(twin.clone());
                 }
                 if written {
@@ -267,33 +265,129 @@ fn shadow(sdfg: &mut Sdfg, name: &str, d: &DataDesc) -> String {
     host
 }
 
-/// Arguments whose whole extent one unconditional state of the top-level
-/// region writes, without WCR or dynamic memlets: their device twin needs no
-/// copy-in if nothing reads them.
-fn full_writes(sdfg: &Sdfg) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// True if a state of the top-level region writes the argument whole (no
+/// WCR, no dynamic memlet) before anything in it reads it, every run of the
+/// program passes through that state, and no block before it touches the
+/// argument: its device twin then needs no copy-in.
+fn written_whole_first(sdfg: &Sdfg, name: &str) -> bool {
     let r = &sdfg.body;
-    if r.edges.iter().any(|e| e.condition != Expr::Bool(true)) {
-        return out;
+    let touches_state = |st: &State| {
+        st.nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Access(a) if a.data == name))
+    };
+    let touches = |b: &Block| -> bool {
+        match &b.kind {
+            BlockKind::State(st) => touches_state(st),
+            BlockKind::Region(inner) => {
+                let mut t = false;
+                each_state(inner, &mut |st| t |= touches_state(st));
+                t
+            }
+            BlockKind::Conditional(brs) => {
+                let mut t = false;
+                for (_, body) in brs {
+                    each_state(body, &mut |st| t |= touches_state(st));
+                }
+                t
+            }
+            _ => false,
+        }
+    };
+    r.blocks.iter().enumerate().any(|(w, block)| {
+        let BlockKind::State(st) = &block.kind else {
+            return false;
+        };
+        if !touches_state(st) || !state_writes_whole_first(sdfg, st, name) {
+            return false;
+        }
+        // Blocks that run before the first visit of `w`.
+        let w = BlockId(w as u32);
+        let mut before = BTreeSet::new();
+        let mut stack: Vec<BlockId> = r.start.into_iter().collect();
+        while let Some(b) = stack.pop() {
+            if b == w || !before.insert(b) {
+                continue;
+            }
+            let blk = &r.blocks[b.index()];
+            if touches(blk) || !always_continues(r, b) || has_return(blk) {
+                return false;
+            }
+            stack.extend(r.edges.iter().filter(|e| e.src == b).map(|e| e.dst));
+        }
+        true
+    })
+}
+
+/// True if the region leaves block `b` by some edge, whatever the values:
+/// an unconditional edge, or two edges whose conditions negate each other.
+fn always_continues(r: &Region, b: BlockId) -> bool {
+    let conds: Vec<&Expr> = r
+        .edges
+        .iter()
+        .filter(|e| e.src == b)
+        .map(|e| &e.condition)
+        .collect();
+    conds.iter().any(|c| **c == Expr::Bool(true))
+        || conds
+            .iter()
+            .any(|a| conds.iter().any(|b| negates(a, b)))
+}
+
+/// `b` is `not a` (or the complementary comparison).
+fn negates(a: &Expr, b: &Expr) -> bool {
+    use BinaryOp::*;
+    if let Expr::Unary(UnaryOp::Not, inner) = b
+        && **inner == *a
+    {
+        return true;
     }
-    for b in &r.blocks {
-        let BlockKind::State(st) = &b.kind else { continue };
-        for e in &st.edges {
-            let Some(d) = &e.memlet.data else { continue };
-            let Some(desc) = sdfg.arrays.get(d) else { continue };
-            if desc.transient || e.memlet.dynamic || e.memlet.wcr.is_some() {
-                continue;
+    match (a, b) {
+        (Expr::Binary(x, a1, a2), Expr::Binary(y, b1, b2)) if a1 == b1 && a2 == b2 => matches!(
+            (x, y),
+            (Lt, Ge) | (Ge, Lt) | (Le, Gt) | (Gt, Le) | (Eq, Ne) | (Ne, Eq)
+        ),
+        _ => false,
+    }
+}
+
+/// True if the block is or holds a return.
+fn has_return(b: &Block) -> bool {
+    fn region(r: &Region) -> bool {
+        r.blocks.iter().any(has_return)
+    }
+    match &b.kind {
+        BlockKind::Return => true,
+        BlockKind::Region(inner) => region(inner),
+        BlockKind::Conditional(brs) => brs.iter().any(|(_, body)| region(body)),
+        _ => false,
+    }
+}
+
+/// In one state: some access node of `name` is written whole, and every
+/// other access node of `name` comes after it in the dataflow.
+fn state_writes_whole_first(sdfg: &Sdfg, st: &State, name: &str) -> bool {
+    let Some(desc) = sdfg.arrays.get(name) else {
+        return false;
+    };
+    let nodes: Vec<NodeId> = (0..st.nodes.len())
+        .map(|i| NodeId(i as u32))
+        .filter(|&id| matches!(&st.nodes[id.index()].kind, NodeKind::Access(a) if a.data == name))
+        .collect();
+    nodes.iter().any(|&x| {
+        let whole = st.edges.iter().any(|e| {
+            if e.dst != x || e.memlet.is_empty() {
+                return false;
             }
-            if !matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == *d) {
-                continue;
+            if e.memlet.dynamic || e.memlet.wcr.is_some() {
+                return false;
             }
-            // The subset on the destination side.
-            let sub = if e.memlet.is_data_src == Some(true) {
-                e.memlet.other_subset.as_ref()
-            } else {
+            let sub = if e.memlet.data.as_deref() == Some(name) {
                 e.memlet.subset.as_ref()
+            } else {
+                e.memlet.other_subset.as_ref()
             };
-            let Some(sub) = sub else { continue };
+            let Some(sub) = sub else { return false };
             let full = sub.len() == desc.shape.len()
                 && sub.iter().zip(&desc.shape).all(|(r, n)| {
                     simplify(&r.start) == Expr::Int(0)
@@ -301,9 +395,8 @@ fn full_writes(sdfg: &Sdfg) -> BTreeSet<String> {
                         && simplify(&Expr::bin(BinaryOp::Sub, n.clone(), r.end.clone()))
                             == Expr::Int(1)
                 });
-            // Every write inside the map that produces it is exact too.
             let src = e.src;
-            let exact_inside = match &st.nodes[src.index()].kind {
+            let exact = match &st.nodes[src.index()].kind {
                 NodeKind::MapExit { .. } => st
                     .edges
                     .iter()
@@ -312,12 +405,25 @@ fn full_writes(sdfg: &Sdfg) -> BTreeSet<String> {
                 NodeKind::Tasklet(_) | NodeKind::Access(_) => true,
                 _ => false,
             };
-            if full && exact_inside {
-                out.insert(d.clone());
-            }
+            full && exact
+        });
+        whole && nodes.iter().all(|&y| y == x || reachable(st, x, y))
+    })
+}
+
+/// True if `to` is reachable from `from` along the state's edges.
+fn reachable(st: &State, from: NodeId, to: NodeId) -> bool {
+    let mut stack = vec![from];
+    let mut seen = BTreeSet::new();
+    while let Some(n) = stack.pop() {
+        if n == to {
+            return true;
+        }
+        if seen.insert(n) {
+            stack.extend(st.edges.iter().filter(|e| e.src == n).map(|e| e.dst));
         }
     }
-    out
+    false
 }
 
 /// Renames containers in the interstate code of a region (not inside nested SDFGs).

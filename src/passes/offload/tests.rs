@@ -168,7 +168,7 @@ fn the_host_reads_host_copies_refreshed_after_device_writes() {
 #[test]
 fn a_transient_used_inside_one_kernel_stays_in_the_kernel() {
     for f in [
-        "npbench/atax/program.autoopt.sdfg",
+        "npbench/conv2d_bias/program.autoopt.sdfg",
         "gt4py/vertex_cell_skip_reduce/cpu_noopt.sdfg",
     ] {
         let (sdfg, _) = offloaded(f);
