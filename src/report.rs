@@ -114,7 +114,8 @@ fn program_json(file: &Path, p: &Program, symbols: &Symbols) -> Value {
         .iter()
         .map(|(s, l)| (s.dace_name().to_string(), storage_json(l, symbols)))
         .collect();
-    let mut out = json!({ "file": file.display().to_string(), "name": p.sdfg.name, "storages": storages });
+    let mut out =
+        json!({ "file": file.display().to_string(), "name": p.sdfg.name, "storages": storages });
     if let Some(o) = &p.offload {
         out["offload"] = offload_json(o, symbols);
     }
@@ -192,7 +193,11 @@ pub fn stats(
                 let _ = writeln!(
                     out,
                     "  offload: {} kernels ({} maps, {} nested SDFGs, {} tasklets), {} host levels",
-                    o["kernels"], o["map_kernels"], o["nested_kernels"], o["tasklet_kernels"], o["host_levels"]
+                    o["kernels"],
+                    o["map_kernels"],
+                    o["nested_kernels"],
+                    o["tasklet_kernels"],
+                    o["host_levels"]
                 );
                 let _ = writeln!(
                     out,
@@ -201,7 +206,11 @@ pub fn stats(
                     show(&o["bytes_per_call"]),
                     o["host_reads"].as_array().map_or(0, Vec::len)
                 );
-                for (what, key) in [("in", "copy_in"), ("out", "copy_out"), ("host read", "host_reads")] {
+                for (what, key) in [
+                    ("in", "copy_in"),
+                    ("out", "copy_out"),
+                    ("host read", "host_reads"),
+                ] {
                     for c in o[key].as_array().into_iter().flatten() {
                         let _ = writeln!(
                             out,

@@ -280,11 +280,18 @@ fn every_offloaded_cpu_fixture_compiles_with_nvcc_and_hipcc() {
         .into_iter()
         .flat_map(|(d, v)| {
             let f = d.join(v);
-            [(f.clone(), Target::Cuda, None), (f, Target::Hip, Some(Mode::External))]
+            [
+                (f.clone(), Target::Cuda, None),
+                (f, Target::Hip, Some(Mode::External)),
+            ]
         })
         .collect();
     let filtered = std::env::var_os("SDFGC_OFFLOAD_FILTER").is_some();
-    assert!(filtered || tasks.len() >= 300, "only {} compiles found", tasks.len());
+    assert!(
+        filtered || tasks.len() >= 300,
+        "only {} compiles found",
+        tasks.len()
+    );
     let refused = std::sync::Mutex::new(0usize);
     let failures = run_parallel(
         &tasks,
@@ -318,6 +325,19 @@ fn every_offloaded_cpu_fixture_compiles_with_nvcc_and_hipcc() {
 
 /// [`build`] for sm_80 only with nvcc (one architecture is enough to check
 /// the offloaded code; the fixtures' own GPU files cover sm_90).
-fn build_one_arch(src: &Path, target: Target, lib: &Path, nvcc: &Path, hipcc: &Path) -> Result<(), String> {
-    build_for(src, target, lib, nvcc, hipcc, &["arch=compute_80,code=sm_80"])
+fn build_one_arch(
+    src: &Path,
+    target: Target,
+    lib: &Path,
+    nvcc: &Path,
+    hipcc: &Path,
+) -> Result<(), String> {
+    build_for(
+        src,
+        target,
+        lib,
+        nvcc,
+        hipcc,
+        &["arch=compute_80,code=sm_80"],
+    )
 }

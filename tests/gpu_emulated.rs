@@ -338,7 +338,10 @@ int main(int argc, char **argv) {
         String::from_utf8_lossy(&cc.stderr)
     );
     let ok = Command::new(&exe).output().unwrap();
-    assert!(ok.status.success(), "kernel and copies must reach device memory");
+    assert!(
+        ok.status.success(),
+        "kernel and copies must reach device memory"
+    );
     assert_eq!(String::from_utf8_lossy(&ok.stdout).trim(), "0");
     use std::os::unix::process::ExitStatusExt;
     for how in ["read", "write"] {

@@ -65,7 +65,13 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     expand::expand(&mut sdfg)?;
     // Offloading sees expanded library nodes: they become kernels too.
     let offloaded = if opts.offload {
-        Some(offload::offload(&mut sdfg)?)
+        let available = abi
+            .init
+            .iter()
+            .map(|p| p.name.clone())
+            .chain(sdfg.constants.keys().cloned())
+            .collect();
+        Some(offload::offload(&mut sdfg, &available)?)
     } else {
         None
     };

@@ -77,8 +77,10 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
     let filter = std::env::var("SDFGC_OFFLOAD_FILTER").unwrap_or_default();
     let root = fixtures();
     case_files_under(&root, |n| {
-        matches!(n, "program.sdfg" | "program.v2.sdfg" | "program.autoopt.sdfg")
-            || (n.starts_with("cpu") && n.ends_with(".sdfg"))
+        matches!(
+            n,
+            "program.sdfg" | "program.v2.sdfg" | "program.autoopt.sdfg"
+        ) || (n.starts_with("cpu") && n.ends_with(".sdfg"))
     })
     .into_iter()
     .filter(|(d, n)| {

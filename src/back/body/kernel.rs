@@ -486,16 +486,25 @@ impl FnWriter<'_> {
             }
             return Ok(());
         }
-        // A whole container into one of the same shape and strides (a device
-        // twin of a strided argument): the span its elements cover, at once.
-        if !(hs && hd) && sd.dtype == dd.dtype && same_layout(sd, dd) && whole(sd, &ss) && whole(dd, &ds) {
-            let span = sd.shape.iter().zip(&sd.strides).fold(Expr::Int(1), |acc, (n, st)| {
-                Expr::bin(
-                    BinaryOp::Add,
-                    acc,
-                    Expr::bin(BinaryOp::Mul, Expr::bin(BinaryOp::Sub, n.clone(), Expr::Int(1)), st.clone()),
-                )
-            });
+        // The same ranges from index 0 between containers of the same strides
+        // (a device twin of a strided argument): the span of elements from
+        // index 0 to the last one, at once (both layouts hold the same bytes there).
+        if !(hs && hd)
+            && sd.dtype == dd.dtype
+            && same_layout(sd, dd)
+            && from_zero(&ss)
+            && same_subset(&ss, &ds)
+        {
+            let span = ss
+                .iter()
+                .zip(&sd.strides)
+                .fold(Expr::Int(1), |acc, (r, st)| {
+                    Expr::bin(
+                        BinaryOp::Add,
+                        acc,
+                        Expr::bin(BinaryOp::Mul, r.end.clone(), st.clone()),
+                    )
+                });
             let src_ptr = self.subset_pointer(src, sd, &ss);
             let dst_ptr = self.subset_pointer(dst, dd, &ds);
             let bytes = format!(
@@ -503,7 +512,9 @@ impl FnWriter<'_> {
                 sd.dtype.ctype(),
                 self.sym(&simplify(&span))
             );
-            self.out.line(format!("// copy {src} -> {dst} (every element, strided alike)"));
+            self.out.line(format!(
+                "// copy {src} -> {dst} (every element, strided alike)"
+            ));
             self.out.line(format!(
                 "sdfgc_gpu_check({}({dst_ptr}, {src_ptr}, {bytes}, {}, {}), \"copy {src} -> {dst}\");",
                 g.api("MemcpyAsync"),
@@ -623,22 +634,27 @@ impl FnWriter<'_> {
 }
 
 /// True if the subset of `d` is one contiguous run of memory.
-/// Same shape and strides.
+/// Same rank and strides.
 fn same_layout(a: &DataDesc, b: &DataDesc) -> bool {
-    let same = |x: &Expr, y: &Expr| crate::ir::simplify::probably_equal(x, y);
     a.rank() == b.rank()
-        && a.shape.iter().zip(&b.shape).all(|(x, y)| same(x, y))
-        && a.strides.iter().zip(&b.strides).all(|(x, y)| same(x, y))
+        && a.strides
+            .iter()
+            .zip(&b.strides)
+            .all(|(x, y)| crate::ir::simplify::probably_equal(x, y))
 }
 
-/// The subset covers every element of the container, from index 0.
-fn whole(d: &DataDesc, sub: &Subset) -> bool {
-    sub.len() == d.rank()
-        && sub.iter().zip(&d.shape).all(|(r, n)| {
-            simplify(&r.start) == Expr::Int(0)
-                && simplify(&r.step) == Expr::Int(1)
-                && crate::ir::simplify::probably_equal(&r.extent(), n)
-        })
+/// Every range starts at index 0 with step 1.
+fn from_zero(sub: &Subset) -> bool {
+    sub.iter()
+        .all(|r| simplify(&r.start) == Expr::Int(0) && simplify(&r.step) == Expr::Int(1))
+}
+
+/// The same ranges.
+fn same_subset(a: &Subset, b: &Subset) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| crate::ir::simplify::probably_equal(&x.end, &y.end))
 }
 
 fn contiguous(d: &DataDesc, sub: &Subset) -> bool {

@@ -32,8 +32,14 @@ pub(super) fn bytes(d: &DataDesc) -> Expr {
     ))
 }
 
-/// A state that copies each `(source, destination)` pair whole.
-fn copy_state(arrays: &NameMap<DataDesc>, pairs: &[(String, String)], path: &str) -> State {
+/// A state that copies each `(source, destination)` pair whole (or, for a
+/// twin with an extent in `plan`, indices 0..=end per dimension).
+fn copy_state(
+    arrays: &NameMap<DataDesc>,
+    pairs: &[(String, String)],
+    path: &str,
+    plan: &Plan,
+) -> State {
     let mut st = State::default();
     for (src, dst) in pairs {
         let s = NodeId(st.nodes.len() as u32);
@@ -51,6 +57,18 @@ fn copy_state(arrays: &NameMap<DataDesc>, pairs: &[(String, String)], path: &str
         }
         let sd = &arrays[src.as_str()];
         let dd = &arrays[dst.as_str()];
+        let sub = |d: &DataDesc| match plan.extent.get(src).or_else(|| plan.extent.get(dst)) {
+            Some(ends) => ends
+                .iter()
+                .map(|e| RangeDim {
+                    start: Expr::Int(0),
+                    end: e.clone(),
+                    step: Expr::Int(1),
+                    tile: Expr::Int(1),
+                })
+                .collect(),
+            None => full(d),
+        };
         st.edges.push(DataEdge {
             src: s,
             src_conn: None,
@@ -58,8 +76,8 @@ fn copy_state(arrays: &NameMap<DataDesc>, pairs: &[(String, String)], path: &str
             dst_conn: None,
             memlet: Memlet {
                 data: Some(src.clone()),
-                subset: Some(full(sd)),
-                other_subset: Some(full(dd)),
+                subset: Some(sub(sd)),
+                other_subset: Some(sub(dd)),
                 wcr: None,
                 dynamic: false,
                 volume: sd.total_size.clone(),
@@ -117,7 +135,7 @@ pub(super) fn insert(
             .cloned()
             .collect();
         let path = format!("{}/offload_entry", sdfg.body.path);
-        let st = copy_state(&sdfg.arrays, &pairs, &path);
+        let st = copy_state(&sdfg.arrays, &pairs, &path, plan);
         prepend(
             &mut sdfg.body,
             block("offload_entry", path, BlockKind::State(st)),
@@ -139,10 +157,14 @@ pub(super) fn insert(
         .map(|(a, t)| (t.clone(), a.clone()))
         .collect();
     for (a, t) in &ins {
-        stats.copy_in.push((a.clone(), bytes(&sdfg.arrays[t.as_str()])));
+        stats
+            .copy_in
+            .push((a.clone(), bytes(&sdfg.arrays[t.as_str()])));
     }
     for (t, a) in &outs {
-        stats.copy_out.push((a.clone(), bytes(&sdfg.arrays[t.as_str()])));
+        stats
+            .copy_out
+            .push((a.clone(), bytes(&sdfg.arrays[t.as_str()])));
     }
     if ins.is_empty() && outs.is_empty() {
         return Ok(());
@@ -152,7 +174,14 @@ pub(super) fn insert(
     // Every return leaves through the copy-out.
     let mut returns = 0;
     if !outs.is_empty() {
-        before_returns(&mut sdfg.body, &sdfg.arrays, &outs, &out_path, &mut returns);
+        before_returns(
+            &mut sdfg.body,
+            &sdfg.arrays,
+            &outs,
+            &out_path,
+            plan,
+            &mut returns,
+        );
     }
     let old = std::mem::replace(
         &mut sdfg.body,
@@ -169,12 +198,16 @@ pub(super) fn insert(
     let mut chain = Vec::new();
     if !ins.is_empty() {
         let path = format!("{body_path}/offload_copy_in");
-        let st = copy_state(&sdfg.arrays, &ins, &path);
+        let st = copy_state(&sdfg.arrays, &ins, &path, plan);
         chain.push(block("offload_copy_in", path, BlockKind::State(st)));
     }
-    chain.push(block(&old.label.clone(), old.path.clone(), BlockKind::Region(old)));
+    chain.push(block(
+        &old.label.clone(),
+        old.path.clone(),
+        BlockKind::Region(old),
+    ));
     if !outs.is_empty() {
-        let st = copy_state(&sdfg.arrays, &outs, &out_path);
+        let st = copy_state(&sdfg.arrays, &outs, &out_path, plan);
         chain.push(block("offload_copy_out", out_path, BlockKind::State(st)));
     }
     for (k, b) in chain.into_iter().enumerate() {
@@ -242,13 +275,16 @@ fn after_writes(
             continue;
         }
         for (d, h) in &pairs {
-            stats.host_reads.push((h.clone(), bytes(&arrays[d.as_str()])));
+            stats
+                .host_reads
+                .push((h.clone(), bytes(&arrays[d.as_str()])));
         }
         *serial += 1;
         let path = format!("{}/offload_to_host_{serial}", r.blocks[i].path);
-        let st = copy_state(arrays, &pairs, &path);
+        let st = copy_state(arrays, &pairs, &path, plan);
         let id = BlockId(r.blocks.len() as u32);
-        r.blocks.push(block("offload_to_host", path.clone(), BlockKind::State(st)));
+        r.blocks
+            .push(block("offload_to_host", path.clone(), BlockKind::State(st)));
         for e in &mut r.edges {
             if e.src == BlockId(i as u32) {
                 e.src = id;
@@ -270,6 +306,7 @@ fn before_returns(
     arrays: &NameMap<DataDesc>,
     outs: &[(String, String)],
     path: &str,
+    plan: &Plan,
     serial: &mut usize,
 ) {
     for b in &mut r.blocks {
@@ -277,7 +314,7 @@ fn before_returns(
             BlockKind::Return => {
                 *serial += 1;
                 let p = format!("{path}_{serial}");
-                let st = copy_state(arrays, outs, &p);
+                let st = copy_state(arrays, outs, &p, plan);
                 b.kind = BlockKind::Region(Region {
                     label: "offload_return".into(),
                     kind: RegionKind::Plain,
@@ -296,10 +333,10 @@ fn before_returns(
                     path: p,
                 });
             }
-            BlockKind::Region(inner) => before_returns(inner, arrays, outs, path, serial),
+            BlockKind::Region(inner) => before_returns(inner, arrays, outs, path, plan, serial),
             BlockKind::Conditional(brs) => {
                 for (_, body) in brs {
-                    before_returns(body, arrays, outs, path, serial);
+                    before_returns(body, arrays, outs, path, plan, serial);
                 }
             }
             _ => {}

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Error, Result};
-use crate::ir::simplify::simplify;
+use crate::ir::simplify::{free_symbols, simplify};
 use crate::ir::*;
 
 use super::placement::{each_state, each_state_mut};
@@ -26,6 +26,9 @@ pub(super) struct Plan {
     pub host_reads: Vec<(String, String)>,
     /// Host copies filled on entry (device arguments of a nested SDFG).
     pub fill_on_entry: BTreeSet<String>,
+    /// Twins whose size the program's symbols do not give: the last index
+    /// per dimension the program touches (copies cover indices 0..=end).
+    pub extent: BTreeMap<String, Vec<Expr>>,
 }
 
 /// How the dataflow of a host level uses one container.
@@ -84,7 +87,11 @@ fn uses(sdfg: &Sdfg) -> BTreeMap<String, Use> {
 /// assignments, loop statements), not inside nested SDFGs; also the symbol
 /// mappings of nested SDFGs called at the top of a state.
 pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
-    let mut add = |e: &Expr| e.visit_names(&mut |n| { out.insert(n.to_string()); });
+    let mut add = |e: &Expr| {
+        e.visit_names(&mut |n| {
+            out.insert(n.to_string());
+        })
+    };
     fn stmts(s: &[Stmt], add: &mut dyn FnMut(&Expr)) {
         for st in s {
             for e in st.own_exprs() {
@@ -107,7 +114,9 @@ pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
             BlockKind::Conditional(brs) => {
                 for (c, body) in brs {
                     if let Some(c) = c {
-                        c.visit_names(&mut |n| { out.insert(n.to_string()); });
+                        c.visit_names(&mut |n| {
+                            out.insert(n.to_string());
+                        });
                     }
                     interstate_names(body, out);
                 }
@@ -116,7 +125,9 @@ pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
                 for n in st.nodes.iter().filter(|n| n.scope.is_none()) {
                     if let NodeKind::Nested(ns) = &n.kind {
                         for v in ns.symbol_mapping.values() {
-                            v.visit_names(&mut |n| { out.insert(n.to_string()); });
+                            v.visit_names(&mut |n| {
+                                out.insert(n.to_string());
+                            });
                         }
                     }
                 }
@@ -139,7 +150,12 @@ fn fresh(sdfg: &Sdfg, base: &str) -> String {
 
 /// Decides where the containers of a host level live and renames the
 /// program's arguments to their device twins in the dataflow.
-pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) -> Result<Plan> {
+pub(super) fn place(
+    sdfg: &mut Sdfg,
+    top: bool,
+    device_args: &BTreeSet<String>,
+    available: &BTreeSet<String>,
+) -> Result<Plan> {
     let uses = uses(sdfg);
     let mut host_read = BTreeSet::new();
     interstate_names(&sdfg.body, &mut host_read);
@@ -152,7 +168,8 @@ pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) 
         let used = uses.get(&name);
         let in_dataflow = used.is_some();
         let written = used.is_some_and(|u| u.written);
-        let host_scalar = !d.transient && d.kind == DataKind::Scalar && !device_args.contains(&name);
+        let host_scalar =
+            !d.transient && d.kind == DataKind::Scalar && !device_args.contains(&name);
         if !d.transient {
             if !in_dataflow || (host_scalar && !written) {
                 continue;
@@ -160,12 +177,36 @@ pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) 
             if top {
                 let twin = fresh(sdfg, &format!("gpu_{name}"));
                 let mut desc = d.clone();
+                // A size in symbols the program does not receive: the extent its uses touch.
+                let missing: Vec<String> = free_symbols(&d.total_size)
+                    .into_iter()
+                    .filter(|s| !available.contains(s))
+                    .collect();
+                if !missing.is_empty() {
+                    let ends = touched_ends(sdfg, &name)
+                        .filter(|ends| {
+                            ends.iter()
+                                .chain(&d.strides)
+                                .all(|e| free_symbols(e).iter().all(|s| available.contains(s)))
+                        })
+                        .ok_or_else(|| {
+                            Error::unsupported(
+                                &d.path,
+                                format!(
+                                    "--offload: the size of argument '{name}' depends on {}, which the program does not receive, and its uses do not bound it",
+                                    missing.join(", ")
+                                ),
+                            )
+                        })?;
+                    desc.total_size = span(&ends, &d.strides);
+                    plan.extent.insert(twin.clone(), ends);
+                }
                 desc.transient = true;
                 desc.storage = Storage::GpuGlobal;
                 desc.lifetime = Lifetime::Sdfg;
                 desc.pool = false;
                 sdfg.arrays.insert(twin.clone(), desc);
-                if !written_whole_first(sdfg, &name) {
+                if !dense(&d) || !written_whole_first(sdfg, &name) {
                     plan.copy_in.insert(twin.clone());
                 }
                 if written {
@@ -242,6 +283,77 @@ pub(super) fn place(sdfg: &mut Sdfg, top: bool, device_args: &BTreeSet<String>) 
         rename_interstate(&mut sdfg.body, &to_host);
     }
     Ok(plan)
+}
+
+/// Elements from index 0 to the given last indices: `1 + sum(end_k * stride_k)`.
+pub(super) fn span(ends: &[Expr], strides: &[Expr]) -> Expr {
+    simplify(&ends.iter().zip(strides).fold(Expr::Int(1), |acc, (e, s)| {
+        Expr::bin(
+            BinaryOp::Add,
+            acc,
+            Expr::bin(BinaryOp::Mul, e.clone(), s.clone()),
+        )
+    }))
+}
+
+/// Row-major strides without gaps (a copy of its extent moves nothing else).
+fn dense(d: &DataDesc) -> bool {
+    let mut expected = Expr::Int(1);
+    for k in (0..d.rank()).rev() {
+        if !crate::ir::simplify::probably_equal(&d.strides[k], &expected) {
+            return false;
+        }
+        expected = simplify(&Expr::bin(BinaryOp::Mul, expected, d.shape[k].clone()));
+    }
+    true
+}
+
+/// The largest index per dimension that the top-of-state memlets of
+/// `name` touch (None if some memlet has no subset for it).
+fn touched_ends(sdfg: &Sdfg, name: &str) -> Option<Vec<Expr>> {
+    let rank = sdfg.arrays.get(name)?.rank();
+    let mut ends: Vec<Vec<Expr>> = vec![Vec::new(); rank];
+    let mut ok = true;
+    each_state(&sdfg.body, &mut |st| {
+        for e in &st.edges {
+            let at = |id: NodeId| {
+                let n = &st.nodes[id.index()];
+                n.scope.is_none() && matches!(&n.kind, NodeKind::Access(a) if a.data == name)
+            };
+            if !(at(e.src) || at(e.dst)) || e.memlet.is_empty() {
+                continue;
+            }
+            let sub = if e.memlet.data.as_deref() == Some(name) {
+                e.memlet.subset.as_ref()
+            } else {
+                e.memlet.other_subset.as_ref()
+            };
+            match sub {
+                Some(sub) if sub.len() == rank => {
+                    for (k, r) in sub.iter().enumerate() {
+                        if !ends[k].contains(&r.end) {
+                            ends[k].push(r.end.clone());
+                        }
+                    }
+                }
+                _ => ok = false,
+            }
+        }
+    });
+    if !ok || ends.iter().any(Vec::is_empty) {
+        return None;
+    }
+    Some(
+        ends.into_iter()
+            .map(|mut v| {
+                if v.len() == 1 {
+                    v.pop().expect("one")
+                } else {
+                    Expr::Call(crate::ir::Func::Max, v)
+                }
+            })
+            .collect(),
+    )
 }
 
 /// A host copy of a device container for the host's reads.
@@ -329,9 +441,7 @@ fn always_continues(r: &Region, b: BlockId) -> bool {
         .map(|e| &e.condition)
         .collect();
     conds.iter().any(|c| **c == Expr::Bool(true))
-        || conds
-            .iter()
-            .any(|a| conds.iter().any(|b| negates(a, b)))
+        || conds.iter().any(|a| conds.iter().any(|b| negates(a, b)))
 }
 
 /// `b` is `not a` (or the complementary comparison).
@@ -430,7 +540,9 @@ fn reachable(st: &State, from: NodeId, to: NodeId) -> bool {
 fn rename_interstate(r: &mut Region, to: &BTreeMap<String, String>) {
     for e in &mut r.edges {
         rename_expr(&mut e.condition, to);
-        e.assignments.iter_mut().for_each(|(_, v)| rename_expr(v, to));
+        e.assignments
+            .iter_mut()
+            .for_each(|(_, v)| rename_expr(v, to));
     }
     if let RegionKind::Loop(l) = &mut r.kind {
         rename_expr(&mut l.condition, to);
@@ -452,7 +564,9 @@ fn rename_interstate(r: &mut Region, to: &BTreeMap<String, String>) {
             BlockKind::State(st) => {
                 for n in st.nodes.iter_mut().filter(|n| n.scope.is_none()) {
                     if let NodeKind::Nested(ns) = &mut n.kind {
-                        ns.symbol_mapping.values_mut().for_each(|v| rename_expr(v, to));
+                        ns.symbol_mapping
+                            .values_mut()
+                            .for_each(|v| rename_expr(v, to));
                     }
                 }
             }

@@ -57,10 +57,13 @@ impl OffloadStats {
 }
 
 /// Offloads the SDFG to the GPU in place (see the module documentation).
-pub fn offload(sdfg: &mut Sdfg) -> Result<OffloadStats> {
+///
+/// `available`: the symbols the program receives (sizes of device twins are
+/// written in them).
+pub fn offload(sdfg: &mut Sdfg, available: &BTreeSet<String>) -> Result<OffloadStats> {
     refuse_gpu(sdfg)?;
     let mut stats = OffloadStats::default();
-    host_level(sdfg, true, &BTreeSet::new(), &mut stats)?;
+    host_level(sdfg, true, &BTreeSet::new(), available, &mut stats)?;
     Ok(stats)
 }
 
@@ -70,7 +73,10 @@ fn refuse_gpu(sdfg: &Sdfg) -> Result<()> {
     sdfg.for_each_sdfg(&mut |s| {
         for (name, d) in &s.arrays {
             if found.is_none() && d.storage.is_gpu() {
-                found = Some((d.path.clone(), format!("container '{name}' has storage {}", d.storage.dace_name())));
+                found = Some((
+                    d.path.clone(),
+                    format!("container '{name}' has storage {}", d.storage.dace_name()),
+                ));
             }
         }
         placement::each_node(&s.body, &mut |n| {
@@ -80,7 +86,10 @@ fn refuse_gpu(sdfg: &Sdfg) -> Result<()> {
                 _ => return,
             };
             if found.is_none() && placement::is_gpu_schedule(sched) {
-                found = Some((n.path.clone(), format!("'{}' has schedule {}", n.label, sched.dace_name())));
+                found = Some((
+                    n.path.clone(),
+                    format!("'{}' has schedule {}", n.label, sched.dace_name()),
+                ));
             }
         });
     });
@@ -99,11 +108,12 @@ fn host_level(
     sdfg: &mut Sdfg,
     top: bool,
     device_args: &BTreeSet<String>,
+    available: &BTreeSet<String>,
     stats: &mut OffloadStats,
 ) -> Result<()> {
     // Which host-level nested SDFGs are host levels of their own.
     let nested_levels = placement::place(sdfg, stats)?;
-    let plan = data::place(sdfg, top, device_args)?;
+    let plan = data::place(sdfg, top, device_args, available)?;
     // Recurse into nested host levels with the connectors that point to device data.
     let device = plan.device.clone();
     let mut err = None;
@@ -118,7 +128,7 @@ fn host_level(
             .map(|(inner, _)| inner)
             .collect();
         stats.host_levels += 1;
-        if let Err(e) = host_level(&mut ns.sdfg, false, &args, stats) {
+        if let Err(e) = host_level(&mut ns.sdfg, false, &args, available, stats) {
             err = Some(e);
         }
     });
@@ -133,7 +143,10 @@ fn host_level(
                 && matches!(n.kind, NodeKind::Tasklet(_))
                 && st.edges.iter().any(|e| {
                     (e.src == id || e.dst == id)
-                        && e.memlet.data.as_ref().is_some_and(|d| plan.device.contains(d))
+                        && e.memlet
+                            .data
+                            .as_ref()
+                            .is_some_and(|d| plan.device.contains(d))
                 })
             {
                 stats.tasklet_kernels += 1;

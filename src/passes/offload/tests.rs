@@ -8,7 +8,9 @@ use super::placement::{each_state, is_gpu_schedule};
 use super::*;
 
 fn load(rel: &str) -> Sdfg {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel);
     crate::driver::load_valid(&p).expect("fixture loads")
 }
 
@@ -16,7 +18,12 @@ fn load(rel: &str) -> Sdfg {
 fn offloaded(rel: &str) -> (Sdfg, OffloadStats) {
     let mut sdfg = load(rel);
     crate::passes::expand::expand(&mut sdfg).expect("expands");
-    let stats = offload(&mut sdfg).expect("offloads");
+    let available = crate::passes::abi::compute(&sdfg)
+        .init
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let stats = offload(&mut sdfg, &available).expect("offloads");
     (sdfg, stats)
 }
 
@@ -100,7 +107,11 @@ fn arguments_keep_their_host_storage_and_the_dataflow_uses_device_twins() {
     each_state(body, &mut |st| {
         for n in &st.nodes {
             if let NodeKind::Access(a) = &n.kind {
-                assert!(!args.contains(&a.data), "host argument {} in the dataflow", a.data);
+                assert!(
+                    !args.contains(&a.data),
+                    "host argument {} in the dataflow",
+                    a.data
+                );
             }
         }
     });
@@ -159,7 +170,10 @@ fn the_host_reads_host_copies_refreshed_after_device_writes() {
         data::interstate_names(&sdfg.body, &mut names);
         for n in names {
             if let Some(d) = sdfg.arrays.get(&n) {
-                assert!(!d.storage.is_gpu(), "{f}: the host reads device container {n}");
+                assert!(
+                    !d.storage.is_gpu(),
+                    "{f}: the host reads device container {n}"
+                );
             }
         }
     }
@@ -176,15 +190,24 @@ fn a_transient_used_inside_one_kernel_stays_in_the_kernel() {
         let mut local = BTreeSet::new();
         each_state(&sdfg.body, &mut |st| {
             for n in &st.nodes {
-                let NodeKind::Access(a) = &n.kind else { continue };
+                let NodeKind::Access(a) = &n.kind else {
+                    continue;
+                };
                 let d = &sdfg.arrays[&a.data];
                 if d.transient && !d.storage.is_gpu() {
-                    assert!(n.scope.is_some(), "{f}: host transient {} at host level", a.data);
+                    assert!(
+                        n.scope.is_some(),
+                        "{f}: host transient {} at host level",
+                        a.data
+                    );
                     local.insert(a.data.clone());
                 }
             }
         });
-        assert!(!local.is_empty(), "{f}: some transients stay in their kernel");
+        assert!(
+            !local.is_empty(),
+            "{f}: some transients stay in their kernel"
+        );
     }
 }
 
@@ -192,7 +215,7 @@ fn a_transient_used_inside_one_kernel_stays_in_the_kernel() {
 fn a_gpu_sdfg_is_refused_by_name() {
     let mut sdfg = load("npbench/atax/program.gpu.sdfg");
     crate::passes::expand::expand(&mut sdfg).unwrap();
-    let e = offload(&mut sdfg).expect_err("already on the GPU");
+    let e = offload(&mut sdfg, &BTreeSet::new()).expect_err("already on the GPU");
     assert_eq!(e.kind, crate::diag::ErrorKind::Unsupported);
     assert!(e.to_string().contains("--offload takes a CPU SDFG"), "{e}");
 }
