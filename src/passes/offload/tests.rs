@@ -74,7 +74,7 @@ fn top_level_maps_become_kernels_and_maps_below_run_sequentially() {
         "npbench/atax/program.sdfg",
         "npbench/gemver/program.autoopt.sdfg",
         "corpus/seidel_2d/program.sdfg",
-        "gt4py/vertex_cell_skip_reduce/cpu_noopt.sdfg",
+        "gt4py/cartesian_smoother_3d/cpu.sdfg",
     ] {
         let (sdfg, stats) = offloaded(f);
         check_schedules(&sdfg);
@@ -183,7 +183,7 @@ fn the_host_reads_host_copies_refreshed_after_device_writes() {
 fn a_transient_used_inside_one_kernel_stays_in_the_kernel() {
     for f in [
         "npbench/conv2d_bias/program.autoopt.sdfg",
-        "gt4py/vertex_cell_skip_reduce/cpu_noopt.sdfg",
+        "npbench/lenet/program.autoopt.sdfg",
     ] {
         let (sdfg, _) = offloaded(f);
         // Transients left in host storage: none is used at the top of a state.
@@ -229,4 +229,32 @@ fn offload_for_the_cpp_target_is_a_usage_error() {
     };
     let e = crate::passes::prepare(sdfg, &opts).expect_err("refused");
     assert_eq!(e.kind, crate::diag::ErrorKind::Usage);
+}
+
+#[test]
+fn an_argument_the_program_cannot_size_is_refused_by_name() {
+    let mut sdfg = load("gt4py/vertex_cell_skip_reduce/cpu_noopt.sdfg");
+    crate::passes::expand::expand(&mut sdfg).unwrap();
+    let available = crate::passes::abi::compute(&sdfg)
+        .init
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let e = offload(&mut sdfg, &available).expect_err("cf has no size");
+    assert_eq!(e.kind, crate::diag::ErrorKind::Unsupported);
+    assert!(e.to_string().contains("argument 'cf'"), "{e}");
+    assert!(e.to_string().contains("does not receive"), "{e}");
+}
+
+#[test]
+fn a_strided_argument_sized_by_its_uses_gets_a_twin_of_that_span() {
+    let (sdfg, stats) = offloaded("gt4py/math_builtins_2d/cpu.sdfg");
+    let twin = &sdfg.arrays["gpu_a"];
+    let free = crate::ir::simplify::free_symbols(&twin.total_size);
+    assert!(
+        free.iter()
+            .all(|s| !s.ends_with("_range_1") || s.starts_with("__out")),
+        "the twin's size uses only received symbols: {free:?}"
+    );
+    assert!(stats.copy_in.iter().any(|(n, _)| n == "a"));
 }
