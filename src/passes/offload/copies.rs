@@ -227,14 +227,15 @@ pub(super) fn insert(
     Ok(())
 }
 
-/// Containers a state writes (edges into their access nodes).
+/// Containers a state writes: those of access nodes with a non-empty edge
+/// in, whichever side the memlet names.
 fn written(st: &State) -> BTreeSet<String> {
     st.edges
         .iter()
-        .filter_map(|e| {
-            let d = e.memlet.data.as_ref()?;
-            matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == *d)
-                .then(|| d.clone())
+        .filter(|e| !e.memlet.is_empty())
+        .filter_map(|e| match &st.nodes[e.dst.index()].kind {
+            NodeKind::Access(a) => Some(a.data.clone()),
+            _ => None,
         })
         .collect()
 }

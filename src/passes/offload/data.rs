@@ -68,14 +68,14 @@ fn uses(sdfg: &Sdfg) -> BTreeMap<String, Use> {
                     .insert((k, outermost(st, NodeId(i as u32))));
             }
         }
-        for e in &st.edges {
-            let Some(d) = &e.memlet.data else { continue };
-            let u = out.entry(d.clone()).or_default();
-            if matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == *d) {
-                u.written = true;
+        // An edge into an access node writes its container and an edge out
+        // of one reads it, whichever side the memlet names (a copy names one).
+        for e in st.edges.iter().filter(|e| !e.memlet.is_empty()) {
+            if let NodeKind::Access(a) = &st.nodes[e.dst.index()].kind {
+                out.entry(a.data.clone()).or_default().written = true;
             }
-            if matches!(&st.nodes[e.src.index()].kind, NodeKind::Access(a) if a.data == *d) {
-                u.read = true;
+            if let NodeKind::Access(a) = &st.nodes[e.src.index()].kind {
+                out.entry(a.data.clone()).or_default().read = true;
             }
         }
         k += 1;
