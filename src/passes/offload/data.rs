@@ -38,8 +38,6 @@ struct Use {
     sites: BTreeSet<(usize, Option<NodeId>)>,
     /// Some edge writes it.
     written: bool,
-    /// Some edge reads it.
-    read: bool,
 }
 
 /// The outermost map entry whose scope holds `id` (None at the top).
@@ -68,14 +66,11 @@ fn uses(sdfg: &Sdfg) -> BTreeMap<String, Use> {
                     .insert((k, outermost(st, NodeId(i as u32))));
             }
         }
-        // An edge into an access node writes its container and an edge out
-        // of one reads it, whichever side the memlet names (a copy names one).
+        // An edge into an access node writes its container, whichever side
+        // the memlet names (a copy names one of the two).
         for e in st.edges.iter().filter(|e| !e.memlet.is_empty()) {
             if let NodeKind::Access(a) = &st.nodes[e.dst.index()].kind {
                 out.entry(a.data.clone()).or_default().written = true;
-            }
-            if let NodeKind::Access(a) = &st.nodes[e.src.index()].kind {
-                out.entry(a.data.clone()).or_default().read = true;
             }
         }
         k += 1;
@@ -137,6 +132,51 @@ pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
     }
 }
 
+/// True for a C++ tasklet at the top of a state: code for the host (a timer,
+/// a library call), which stays there.
+fn is_host_code(n: &Node) -> bool {
+    n.scope.is_none() && matches!(&n.kind, NodeKind::Tasklet(t) if t.code.language == Language::Cpp)
+}
+
+/// Containers that only host C++ tasklets use; one that device code uses
+/// too is refused by name.
+fn host_code_data(sdfg: &Sdfg) -> Result<BTreeSet<String>> {
+    let mut host: BTreeSet<String> = BTreeSet::new();
+    let mut device: BTreeSet<String> = BTreeSet::new();
+    let mut tasklet_of: BTreeMap<String, String> = BTreeMap::new();
+    each_state(&sdfg.body, &mut |st| {
+        for (i, n) in st.nodes.iter().enumerate() {
+            let NodeKind::Access(a) = &n.kind else {
+                continue;
+            };
+            let id = NodeId(i as u32);
+            for e in st.edges.iter().filter(|e| e.src == id || e.dst == id) {
+                let other = &st.nodes[if e.src == id { e.dst } else { e.src }.index()];
+                if is_host_code(other) {
+                    host.insert(a.data.clone());
+                    tasklet_of.insert(a.data.clone(), other.label.clone());
+                } else if !e.memlet.is_empty() {
+                    device.insert(a.data.clone());
+                }
+            }
+            if n.scope.is_some() {
+                device.insert(a.data.clone());
+            }
+        }
+    });
+    if let Some(both) = host.intersection(&device).next() {
+        let d = &sdfg.arrays[both.as_str()];
+        return Err(Error::unsupported(
+            &d.path,
+            format!(
+                "--offload: '{both}' is used by the host C++ tasklet '{}' and by code that runs on the GPU",
+                tasklet_of[both.as_str()]
+            ),
+        ));
+    }
+    Ok(host)
+}
+
 /// A name not yet used by the SDFG's containers or symbols.
 fn fresh(sdfg: &Sdfg, base: &str) -> String {
     let mut name = base.to_string();
@@ -157,6 +197,7 @@ pub(super) fn place(
     available: &BTreeSet<String>,
 ) -> Result<Plan> {
     let uses = uses(sdfg);
+    let host_code = host_code_data(sdfg)?;
     let mut host_read = BTreeSet::new();
     interstate_names(&sdfg.body, &mut host_read);
     host_read.retain(|n| sdfg.arrays.contains_key(n));
@@ -165,6 +206,10 @@ pub(super) fn place(
     let names: Vec<String> = sdfg.arrays.keys().cloned().collect();
     for name in names {
         let d = sdfg.arrays[&name].clone();
+        if host_code.contains(&name) {
+            // Only host C++ code uses it: it stays where it is.
+            continue;
+        }
         let used = uses.get(&name);
         let in_dataflow = used.is_some();
         let written = used.is_some_and(|u| u.written);
