@@ -68,6 +68,10 @@ struct CompileArgs {
     /// expanding into maps: openblas (CPU data), cublas (CUDA), hipblas (HIP).
     #[arg(long, value_enum, default_value_t = Blas::None)]
     blas: Blas,
+    /// GPU: offload a CPU SDFG: top-level maps become kernels, the arguments get
+    /// device twins copied in at the start and out at the end (the C ABI is unchanged).
+    #[arg(long)]
+    offload: bool,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -208,6 +212,7 @@ fn main() -> ExitCode {
                 constant_memory: c.constant_memory,
                 check_pointers: c.check_pointers,
                 blas: c.blas,
+                offload: c.offload,
             };
             if c.stats || c.stats_json.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

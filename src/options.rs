@@ -90,6 +90,8 @@ pub struct CompileOptions {
     pub check_pointers: bool,
     /// The BLAS library that Gemm, Gemv, Dot and MatMul call (None: expanded).
     pub blas: Blas,
+    /// GPU: offload a CPU SDFG (`--offload`): maps become kernels, data gets device twins.
+    pub offload: bool,
 }
 
 impl CompileOptions {
@@ -107,6 +109,7 @@ impl CompileOptions {
             constant_memory: false,
             check_pointers: false,
             blas: Blas::None,
+            offload: false,
         }
     }
 }

@@ -114,7 +114,38 @@ fn program_json(file: &Path, p: &Program, symbols: &Symbols) -> Value {
         .iter()
         .map(|(s, l)| (s.dace_name().to_string(), storage_json(l, symbols)))
         .collect();
-    json!({ "file": file.display().to_string(), "name": p.sdfg.name, "storages": storages })
+    let mut out =
+        json!({ "file": file.display().to_string(), "name": p.sdfg.name, "storages": storages });
+    if let Some(o) = &p.offload {
+        out["offload"] = offload_json(o, symbols);
+    }
+    out
+}
+
+/// What `--offload` did: kernels, and the copies of one call with their bytes.
+fn offload_json(o: &crate::passes::offload::OffloadStats, symbols: &Symbols) -> Value {
+    let list = |v: &[(String, Expr)]| -> Vec<Value> {
+        v.iter()
+            .map(|(n, b)| json!({"name": n, "bytes": formula(b), "bytes_value": value(b, symbols)}))
+            .collect()
+    };
+    let per_call: Vec<&(String, Expr)> = o.copy_in.iter().chain(&o.copy_out).collect();
+    let bytes: Option<i64> = per_call
+        .iter()
+        .map(|(_, b)| value(b, symbols))
+        .sum::<Option<i64>>();
+    json!({
+        "kernels": o.kernels(),
+        "map_kernels": o.map_kernels,
+        "nested_kernels": o.nested_kernels,
+        "tasklet_kernels": o.tasklet_kernels,
+        "host_levels": o.host_levels,
+        "copy_in": list(&o.copy_in),
+        "copy_out": list(&o.copy_out),
+        "host_reads": list(&o.host_reads),
+        "copies_per_call": per_call.len(),
+        "bytes_per_call": bytes,
+    })
 }
 
 fn prepare(files: &[PathBuf], opts: &CompileOptions) -> (Vec<(PathBuf, Program)>, Vec<Error>) {
@@ -158,6 +189,39 @@ pub fn stats(
                 r["name"].as_str().unwrap_or(""),
                 r["file"].as_str().unwrap_or("")
             );
+            if let Some(o) = r.get("offload") {
+                let _ = writeln!(
+                    out,
+                    "  offload: {} kernels ({} maps, {} nested SDFGs, {} tasklets), {} host levels",
+                    o["kernels"],
+                    o["map_kernels"],
+                    o["nested_kernels"],
+                    o["tasklet_kernels"],
+                    o["host_levels"]
+                );
+                let _ = writeln!(
+                    out,
+                    "    copies per call: {} in + out, {} bytes; host refreshes after writing states: {}",
+                    o["copies_per_call"],
+                    show(&o["bytes_per_call"]),
+                    o["host_reads"].as_array().map_or(0, Vec::len)
+                );
+                for (what, key) in [
+                    ("in", "copy_in"),
+                    ("out", "copy_out"),
+                    ("host read", "host_reads"),
+                ] {
+                    for c in o[key].as_array().into_iter().flatten() {
+                        let _ = writeln!(
+                            out,
+                            "    {what:<9} {:<24} {} = {}",
+                            c["name"].as_str().unwrap_or(""),
+                            c["bytes"].as_str().unwrap_or(""),
+                            show(&c["bytes_value"])
+                        );
+                    }
+                }
+            }
             let storages = r["storages"].as_object().cloned().unwrap_or_default();
             if storages.is_empty() {
                 let _ = writeln!(

@@ -9,7 +9,7 @@ use std::process::Command;
 
 mod common;
 
-use common::corpus::{assert_all_passed, nvcc, run_parallel};
+use common::corpus::{assert_all_passed, nvcc, offload_variants, run_parallel};
 use common::harness::{DeviceDriver, RunOptions, build_case_driver};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -79,16 +79,32 @@ fn jobs() -> Vec<(PathBuf, Target)> {
 }
 
 fn build(src: &Path, target: Target, lib: &Path, nvcc: &Path, hipcc: &Path) -> Result<(), String> {
+    build_for(
+        src,
+        target,
+        lib,
+        nvcc,
+        hipcc,
+        &["arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90"],
+    )
+}
+
+/// Builds with nvcc for the given `-gencode` values, or with hipcc.
+fn build_for(
+    src: &Path,
+    target: Target,
+    lib: &Path,
+    nvcc: &Path,
+    hipcc: &Path,
+    gencode: &[&str],
+) -> Result<(), String> {
     let mut cmd = match target {
         Target::Cuda => {
             let mut c = Command::new(nvcc);
-            c.args([
-                "-std=c++17",
-                "-gencode",
-                "arch=compute_80,code=sm_80",
-                "-gencode",
-                "arch=compute_90,code=sm_90",
-            ]);
+            c.arg("-std=c++17");
+            for g in gencode {
+                c.args(["-gencode", g]);
+            }
             c.args(["-Werror", "all-warnings", "-Xcompiler", "-fPIC", "-shared"]);
             c
         }
@@ -252,4 +268,76 @@ fn constant_array_fixtures_compile_with_constant_memory() {
         },
     );
     assert_all_passed("--constant-memory compiles", tasks.len(), &failures);
+}
+
+/// Every CPU fixture offloaded (`--offload`) compiles with nvcc (sm_80,
+/// default memory mode) and with hipcc (external mode), and loads. Fixtures
+/// sdfgc refuses by name are counted, not compiled.
+#[test]
+fn every_offloaded_cpu_fixture_compiles_with_nvcc_and_hipcc() {
+    let (nvcc, hipcc) = (nvcc(), hipcc());
+    let tasks: Vec<(PathBuf, Target, Option<Mode>)> = offload_variants()
+        .into_iter()
+        .flat_map(|(d, v)| {
+            let f = d.join(v);
+            [
+                (f.clone(), Target::Cuda, None),
+                (f, Target::Hip, Some(Mode::External)),
+            ]
+        })
+        .collect();
+    let filtered = std::env::var_os("SDFGC_OFFLOAD_FILTER").is_some();
+    assert!(
+        filtered || tasks.len() >= 300,
+        "only {} compiles found",
+        tasks.len()
+    );
+    let refused = std::sync::Mutex::new(0usize);
+    let failures = run_parallel(
+        &tasks,
+        |(file, target, mode)| {
+            format!(
+                "{} [{target:?} {mode:?}, --offload]",
+                file.strip_prefix(root()).unwrap_or(file).display()
+            )
+        },
+        |(file, target, mode), work| {
+            let opts = CompileOptions {
+                mode: *mode,
+                offload: true,
+                output: work.to_path_buf(),
+                ..CompileOptions::new(*target)
+            };
+            let source = match generate_into(file, &opts) {
+                Ok((_, source)) => source,
+                Err(e) if e.contains("unsupported") => {
+                    *refused.lock().unwrap() += 1;
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            build_one_arch(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
+        },
+    );
+    println!("{} refused by name", refused.into_inner().unwrap());
+    assert_all_passed("offloaded compiles", tasks.len(), &failures);
+}
+
+/// [`build`] for sm_80 only with nvcc (one architecture is enough to check
+/// the offloaded code; the fixtures' own GPU files cover sm_90).
+fn build_one_arch(
+    src: &Path,
+    target: Target,
+    lib: &Path,
+    nvcc: &Path,
+    hipcc: &Path,
+) -> Result<(), String> {
+    build_for(
+        src,
+        target,
+        lib,
+        nvcc,
+        hipcc,
+        &["arch=compute_80,code=sm_80"],
+    )
 }

@@ -2,7 +2,8 @@
 //! variants for HIP) in every memory mode, compiled by g++ against a CPU
 //! emulation of the runtime (tests/gpu_emu: kernels run thread by thread,
 //! threads of kernels with barriers as fibers that meet at __syncthreads,
-//! device memory is host memory), and run by the project's harness on the
+//! device memory is host memory on pages that only kernels, copies and
+//! memsets may touch), and run by the project's harness on the
 //! case's inputs with the workspace poisoned. This checks kernel index math,
 //! launch geometry, host/device copies, the memory modes and the workspace
 //! layout by execution on a machine without a GPU; nvcc and hipcc compile
@@ -50,56 +51,6 @@ pub fn gpu_jobs() -> Vec<(PathBuf, String, Target)> {
     .collect()
 }
 
-/// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the
-/// emulator's launcher (the fiber launcher when the file has barriers).
-fn emulate_launches(src: &str) -> String {
-    let launcher = if src.contains("__syncthreads") {
-        "sdfgc_emu_launch_fibers"
-    } else {
-        "sdfgc_emu_launch"
-    };
-    let mut out = String::with_capacity(src.len());
-    for line in src.lines() {
-        if let (Some(open), Some(close)) = (line.find("<<<"), line.find(">>>(")) {
-            let head = &line[..open];
-            let name_start = head
-                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .map(|i| i + 1)
-                .unwrap_or(0);
-            let name = &head[name_start..];
-            let config = &line[open + 3..close];
-            let args = line[close + 4..]
-                .trim_end()
-                .trim_end_matches(';')
-                .trim_end_matches(')');
-            let mut depth = 0;
-            let mut parts = vec![String::new()];
-            for ch in config.chars() {
-                match ch {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    ',' if depth == 0 => {
-                        parts.push(String::new());
-                        continue;
-                    }
-                    _ => {}
-                }
-                parts.last_mut().unwrap().push(ch);
-            }
-            out.push_str(&format!(
-                "{}{launcher}(dim3({}), dim3({}), [&] {{ {name}({args}); }});\n",
-                &head[..name_start],
-                parts[0].trim(),
-                parts[1].trim()
-            ));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 fn mode_name((m, streams): (Option<Mode>, u32)) -> String {
     let m = m
         .map(|m| format!("{m:?}").to_lowercase())
@@ -133,38 +84,9 @@ fn run_one(
         .iter()
         .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
         .ok_or("no GPU source")?;
-    let emu = work.join("emulated.cpp");
-    std::fs::write(&emu, emulate_launches(src)).map_err(|e| e.to_string())?;
     let lib = work.join("lib.so");
-    let inc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_emu");
-    let cc = Command::new("g++")
-        .args([
-            "-std=c++17",
-            "-O1",
-            "-fopenmp",
-            "-fPIC",
-            "-shared",
-            "-Wall",
-            "-Wno-unused-function",
-            "-Wno-unused-variable",
-            "-Wno-stringop-overflow",
-            "-Werror",
-        ])
-        .arg("-I")
-        .arg(&inc)
-        .args(["-x", "c++"])
-        .arg(&emu)
-        .arg("-o")
-        .arg(&lib)
-        .output()
-        .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
-    if !cc.status.success() {
-        let err = String::from_utf8_lossy(&cc.stderr);
-        return Err(format!(
-            "g++ failed:\n{}",
-            err.lines().take(10).collect::<Vec<_>>().join("\n")
-        ));
-    }
+    let inc = common::emu::include_dir();
+    common::emu::build_library(src, work, &lib)?;
     let run = RunOptions {
         variant: variant.to_string(),
         poison: true,
@@ -365,4 +287,71 @@ fn the_real_device_driver_runs_on_the_emulated_runtime() {
         |(dir, variant, mode), work| run_one(dir, variant, Target::Cuda, *mode, false, true, work),
     );
     assert_all_passed("runs", tasks.len(), &failures);
+}
+
+/// The emulator's device memory is unreadable outside kernels, copies and
+/// memsets: a kernel and a copy reach it, while host code that dereferences
+/// a device pointer (what a wrongly placed host tasklet or interstate read
+/// would do) crashes with SIGSEGV instead of passing unnoticed.
+#[test]
+fn the_emulator_faults_on_host_access_to_device_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("protect.cpp");
+    std::fs::write(
+        &src,
+        r#"#include "cuda_runtime.h"
+#include <cstdio>
+#include <cstring>
+__global__ void fill(double *a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = 2.0 * i;
+}
+int main(int argc, char **argv) {
+    double *d = nullptr;
+    cudaMalloc(reinterpret_cast<void **>(&d), 64 * sizeof(double));
+    sdfgc_emu_launch(dim3(2), dim3(32), [&] { fill(d, 64); });
+    double h[64];
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    int wrong = 0;
+    for (int i = 0; i < 64; ++i) wrong += h[i] != 2.0 * i;
+    std::printf("%d\n", wrong);
+    std::fflush(stdout);
+    if (argc > 1 && std::strcmp(argv[1], "read") == 0) std::printf("%f\n", d[3]);
+    if (argc > 1 && std::strcmp(argv[1], "write") == 0) d[3] = 1.0;
+    cudaFree(d);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("protect");
+    let cc = Command::new("g++")
+        .args(["-std=c++17", "-O0", "-I"])
+        .arg(common::emu::include_dir())
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("g++ is required");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let ok = Command::new(&exe).output().unwrap();
+    assert!(
+        ok.status.success(),
+        "kernel and copies must reach device memory"
+    );
+    assert_eq!(String::from_utf8_lossy(&ok.stdout).trim(), "0");
+    use std::os::unix::process::ExitStatusExt;
+    for how in ["read", "write"] {
+        let bad = Command::new(&exe).arg(how).output().unwrap();
+        assert_eq!(
+            bad.status.signal(),
+            Some(11),
+            "a host {how} of device memory must fault: {:?}",
+            bad.status
+        );
+    }
 }

@@ -9,6 +9,7 @@ pub mod expand;
 pub mod inplace;
 pub mod layout;
 pub mod liveness;
+pub mod offload;
 pub mod span;
 pub mod structure;
 
@@ -43,6 +44,8 @@ pub struct Program {
     pub gpu: Option<&'static crate::back::gpu::Dialect>,
     /// GPU streams (`--streams`).
     pub streams: u32,
+    /// What `--offload` did (None without it).
+    pub offload: Option<offload::OffloadStats>,
     /// The options the program was prepared with.
     pub options: CompileOptions,
     /// BLAS nodes call the library of `options.blas` (the file links it).
@@ -53,8 +56,34 @@ pub struct Program {
 pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     // The interface follows DaCe's rules on the SDFG as stored (library
     // nodes included); everything after it sees the expanded SDFG.
+    if opts.target == crate::options::Target::Cpp && opts.offload {
+        return Err(crate::diag::Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            "--offload moves the program to a GPU; use it with --target cuda or hip",
+        ));
+    }
+    if opts.offload && opts.blas != crate::options::Blas::None {
+        return Err(crate::diag::Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            "--blas calls a host BLAS library on host data; it cannot be combined with --offload",
+        ));
+    }
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
+    // Offloading sees expanded library nodes: they become kernels too.
+    let offloaded = if opts.offload {
+        let available = abi
+            .init
+            .iter()
+            .map(|p| p.name.clone())
+            .chain(sdfg.constants.keys().cloned())
+            .collect();
+        Some(offload::offload(&mut sdfg, &available)?)
+    } else {
+        None
+    };
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);
@@ -97,6 +126,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         layouts,
         gpu,
         streams,
+        offload: offloaded,
         options: opts.clone(),
         blas_calls,
     })

@@ -89,6 +89,37 @@ pub fn written_program_variants() -> Vec<(PathBuf, String)> {
     })
 }
 
+/// Every CPU fixture `--offload` is tested on: corpus `program.sdfg` and
+/// `program.v2.sdfg`, gt4py `cpu*.sdfg`, NPBench `program.sdfg` and
+/// `program.autoopt.sdfg` (only paths containing `$SDFGC_OFFLOAD_FILTER`
+/// when it is set).
+pub fn offload_variants() -> Vec<(PathBuf, String)> {
+    let filter = std::env::var("SDFGC_OFFLOAD_FILTER").unwrap_or_default();
+    let root = fixtures();
+    case_files_under(&root, |n| {
+        matches!(
+            n,
+            "program.sdfg" | "program.v2.sdfg" | "program.autoopt.sdfg"
+        ) || (n.starts_with("cpu") && n.ends_with(".sdfg"))
+    })
+    .into_iter()
+    .filter(|(d, n)| {
+        let family = d
+            .strip_prefix(&root)
+            .ok()
+            .and_then(|r| r.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().to_string());
+        let ok = match family.as_deref() {
+            Some("corpus") => n == "program.sdfg" || n == "program.v2.sdfg",
+            Some("gt4py") => n.starts_with("cpu"),
+            Some("npbench") => n == "program.sdfg" || n == "program.autoopt.sdfg",
+            _ => false,
+        };
+        ok && d.join(n).to_string_lossy().contains(&filter)
+    })
+    .collect()
+}
+
 /// Prints how many of `total` runs passed and fails with every failure's text.
 pub fn assert_all_passed(what: &str, total: usize, failures: &[String]) {
     println!("{} of {total} {what} passed", total - failures.len());

@@ -4,4 +4,5 @@
 #![allow(dead_code)]
 
 pub mod corpus;
+pub mod emu;
 pub mod harness;

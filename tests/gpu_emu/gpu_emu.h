@@ -8,9 +8,13 @@
 // past a barrier only when every one of its threads has reached it, so
 // barrier placement is checked deterministically (a missing barrier shows
 // as a wrong result, a barrier some threads skip aborts the launch).
-// __shared__ arrays are static: blocks run one after another. "Device"
-// memory is host memory, but the emulator remembers which pointers came
-// from cudaMalloc, so pointer-attribute queries answer correctly.
+// __shared__ arrays are static: blocks run one after another.
+// Device memory (cudaMalloc) is mapped on its own pages, filled with 0xFF
+// bytes, and readable only while a kernel, a copy or a memset runs: at any
+// other time its pages are PROT_NONE, so host code that dereferences device
+// memory crashes (SIGSEGV) instead of passing unnoticed. The emulator
+// remembers which pointers came from cudaMalloc, so pointer-attribute
+// queries answer correctly.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
-#include <set>
+#include <map>
+#include <sys/mman.h>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -62,9 +67,68 @@ inline void __syncthreads() {
     if (b) swapcontext(&b->fibers[b->current], &b->scheduler);
 }
 
+// Device allocations: base pointer -> mapped bytes.
+inline std::map<void *, std::size_t> &sdfgc_emu_device_pointers() {
+    static std::map<void *, std::size_t> s;
+    return s;
+}
+
+// How many kernels, copies or memsets are running (device memory is readable while > 0).
+inline int &sdfgc_emu_open_depth() {
+    static int depth = 0;
+    return depth;
+}
+
+inline void sdfgc_emu_protect_all(int prot) {
+    for (auto &[p, n] : sdfgc_emu_device_pointers())
+        if (mprotect(p, n, prot) != 0) {
+            std::perror("gpu_emu: mprotect");
+            std::abort();
+        }
+}
+
+// Device memory becomes readable and writable (a kernel, copy or memset starts).
+inline void sdfgc_emu_open() {
+    if (sdfgc_emu_open_depth()++ == 0) sdfgc_emu_protect_all(PROT_READ | PROT_WRITE);
+}
+
+// Device memory becomes inaccessible again (back in host code).
+inline void sdfgc_emu_close() {
+    if (--sdfgc_emu_open_depth() == 0) sdfgc_emu_protect_all(PROT_NONE);
+}
+
+// Runs `f` with device memory accessible.
+template <typename F>
+inline void sdfgc_emu_on_device(F f) {
+    sdfgc_emu_open();
+    f();
+    sdfgc_emu_close();
+}
+
+inline void *sdfgc_emu_device_alloc(std::size_t n) {
+    const std::size_t page = 4096;
+    const std::size_t bytes = (n + page - 1) / page * page + page;
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    std::memset(p, 0xFF, bytes);
+    if (sdfgc_emu_open_depth() == 0 && mprotect(p, bytes, PROT_NONE) != 0) std::abort();
+    sdfgc_emu_device_pointers()[p] = bytes;
+    return p;
+}
+
+inline bool sdfgc_emu_device_free(void *p) {
+    auto &m = sdfgc_emu_device_pointers();
+    auto it = m.find(p);
+    if (it == m.end()) return false;
+    munmap(p, it->second);
+    m.erase(it);
+    return true;
+}
+
 // Launch of a kernel without barriers: its threads run one after another.
 template <typename F>
 inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
+    sdfgc_emu_open();
     gridDim = grid;
     blockDim = block;
     for (unsigned bz = 0; bz < grid.z; ++bz)
@@ -77,11 +141,13 @@ inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
                             threadIdx = dim3(tx, ty, tz);
                             body();
                         }
+    sdfgc_emu_close();
 }
 
 // Launch of a kernel that may call __syncthreads(): each thread is a fiber.
 template <typename F>
 inline void sdfgc_emu_launch_fibers(dim3 grid, dim3 block, F body) {
+    sdfgc_emu_open();
     gridDim = grid;
     blockDim = block;
     const std::size_t n = std::size_t(block.x) * block.y * block.z;
@@ -128,11 +194,7 @@ inline void sdfgc_emu_launch_fibers(dim3 grid, dim3 block, F body) {
             }
     sdfgc_emu_block = outer;
     std::free(stacks);
-}
-
-inline std::set<void *> &sdfgc_emu_device_pointers() {
-    static std::set<void *> s;
-    return s;
+    sdfgc_emu_close();
 }
 
 #define SDFGC_EMU_API(P)                                                                           \
@@ -151,23 +213,21 @@ inline std::set<void *> &sdfgc_emu_device_pointers() {
     inline const char *P##GetErrorString(P##Error_t) { return "emulated error"; }                  \
     inline P##Error_t P##GetLastError() { return P##Success; }                                     \
     inline P##Error_t P##Malloc(void **p, size_t n) {                                              \
-        *p = std::aligned_alloc(256, (n + 255) / 256 * 256 + 256);                                 \
-        sdfgc_emu_device_pointers().insert(*p);                                                    \
+        *p = sdfgc_emu_device_alloc(n);                                                            \
         return *p ? P##Success : P##ErrorInvalidValue;                                             \
     }                                                                                              \
     inline P##Error_t P##Free(void *p) {                                                           \
-        if (p && !sdfgc_emu_device_pointers().erase(p)) return P##ErrorInvalidValue;               \
-        std::free(p);                                                                              \
+        if (p && !sdfgc_emu_device_free(p)) return P##ErrorInvalidValue;                           \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##MallocAsync(void **p, size_t n, P##Stream_t) { return P##Malloc(p, n); }  \
     inline P##Error_t P##FreeAsync(void *p, P##Stream_t) { return P##Free(p); }                    \
     inline P##Error_t P##MemcpyAsync(void *d, const void *s, size_t n, P##MemcpyKind, P##Stream_t) { \
-        std::memmove(d, s, n);                                                                     \
+        sdfgc_emu_on_device([&] { std::memmove(d, s, n); });                                                                   \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##Memcpy(void *d, const void *s, size_t n, P##MemcpyKind) {                 \
-        std::memmove(d, s, n);                                                                     \
+        sdfgc_emu_on_device([&] { std::memmove(d, s, n); });                                                                   \
         return P##Success;                                                                         \
     }                                                                                              \
     template <typename T>                                                                          \
@@ -177,11 +237,11 @@ inline std::set<void *> &sdfgc_emu_device_pointers() {
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##Memset(void *d, int v, size_t n) {                                       \
-        std::memset(d, v, n);                                                                      \
+        sdfgc_emu_on_device([&] { std::memset(d, v, n); });                                                                    \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##MemsetAsync(void *d, int v, size_t n, P##Stream_t) {                      \
-        std::memset(d, v, n);                                                                      \
+        sdfgc_emu_on_device([&] { std::memset(d, v, n); });                                                                    \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##StreamSynchronize(P##Stream_t) { return P##Success; }                     \

@@ -493,6 +493,50 @@ impl FnWriter<'_> {
             }
             return Ok(());
         }
+        // The same ranges from index 0 between containers of the same strides
+        // (a device twin of a strided argument): the span of elements from
+        // index 0 to the last one, at once (both layouts hold the same bytes there).
+        if !(hs && hd)
+            && sd.dtype == dd.dtype
+            && same_layout(sd, dd)
+            && from_zero(&ss)
+            && same_subset(&ss, &ds)
+        {
+            let span = ss
+                .iter()
+                .zip(&sd.strides)
+                .fold(Expr::Int(1), |acc, (r, st)| {
+                    Expr::bin(
+                        BinaryOp::Add,
+                        acc,
+                        Expr::bin(BinaryOp::Mul, r.end.clone(), st.clone()),
+                    )
+                });
+            let src_ptr = self.subset_pointer(src, sd, &ss);
+            let dst_ptr = self.subset_pointer(dst, dd, &ds);
+            let bytes = format!(
+                "sizeof({}) * static_cast<size_t>({})",
+                sd.dtype.ctype(),
+                self.sym(&simplify(&span))
+            );
+            self.out.line(format!(
+                "// copy {src} -> {dst} (every element, strided alike)"
+            ));
+            self.out.line(format!(
+                "sdfgc_gpu_check({}({dst_ptr}, {src_ptr}, {bytes}, {}, {}), \"copy {src} -> {dst}\");",
+                g.api("MemcpyAsync"),
+                g.api(kind),
+                self.stream()
+            ));
+            if kind == "MemcpyDeviceToHost" {
+                self.out.line(format!(
+                    "sdfgc_gpu_check({}({}), \"synchronize after copy\");",
+                    g.api("StreamSynchronize"),
+                    self.stream()
+                ));
+            }
+            return Ok(());
+        }
         if !(hs && hd) {
             return Err(Error::unsupported(
                 &e.path,
@@ -597,6 +641,29 @@ impl FnWriter<'_> {
 }
 
 /// True if the subset of `d` is one contiguous run of memory.
+/// Same rank and strides.
+fn same_layout(a: &DataDesc, b: &DataDesc) -> bool {
+    a.rank() == b.rank()
+        && a.strides
+            .iter()
+            .zip(&b.strides)
+            .all(|(x, y)| crate::ir::simplify::probably_equal(x, y))
+}
+
+/// Every range starts at index 0 with step 1.
+fn from_zero(sub: &Subset) -> bool {
+    sub.iter()
+        .all(|r| simplify(&r.start) == Expr::Int(0) && simplify(&r.step) == Expr::Int(1))
+}
+
+/// The same ranges.
+fn same_subset(a: &Subset, b: &Subset) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| crate::ir::simplify::probably_equal(&x.end, &y.end))
+}
+
 fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
     if sub.len() != d.rank() {
         return false;

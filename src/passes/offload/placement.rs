@@ -1,0 +1,347 @@
+//! Placement: which code runs where at a host level.
+//!
+//! - A map at the top of a state becomes a `GPU_Device` kernel; the maps
+//!   below it (and in nested SDFGs below it) run sequentially in its threads.
+//! - A nested SDFG at the top of a state with a top-level map of its own is a
+//!   host level of its own (its maps become kernels); one without runs whole
+//!   in a one-thread kernel (a sequential scan stays one unit).
+
+use std::collections::BTreeSet;
+
+use crate::diag::{Error, Result};
+use crate::ir::*;
+
+use super::OffloadStats;
+
+/// True for the GPU schedules.
+pub(super) fn is_gpu_schedule(s: Schedule) -> bool {
+    matches!(
+        s,
+        Schedule::GpuDevice
+            | Schedule::GpuDefault
+            | Schedule::GpuPersistent
+            | Schedule::GpuThreadBlock
+            | Schedule::GpuThreadBlockDynamic
+    )
+}
+
+/// Calls `f` on every node of every state of the region (not inside nested SDFGs).
+pub(super) fn each_node<'a>(r: &'a Region, f: &mut dyn FnMut(&'a Node)) {
+    each_state(r, &mut |st| st.nodes.iter().for_each(&mut *f));
+}
+
+/// Calls `f` on every state of the region (not inside nested SDFGs).
+pub(super) fn each_state<'a>(r: &'a Region, f: &mut dyn FnMut(&'a State)) {
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => f(st),
+            BlockKind::Region(inner) => each_state(inner, f),
+            BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| each_state(body, f)),
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}
+
+/// Calls `f` on every state of the region, mutably (not inside nested SDFGs).
+pub(super) fn each_state_mut(r: &mut Region, f: &mut dyn FnMut(&mut State)) {
+    for b in &mut r.blocks {
+        match &mut b.kind {
+            BlockKind::State(st) => f(st),
+            BlockKind::Region(inner) => each_state_mut(inner, f),
+            BlockKind::Conditional(brs) => {
+                brs.iter_mut().for_each(|(_, body)| each_state_mut(body, f))
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}
+
+/// The connector → outer container pairs of a nested SDFG node.
+pub(super) type Connections = Vec<(String, String)>;
+
+/// Calls `f` on every nested SDFG at the top of a state of the region, with
+/// its connections (inner name, outer container).
+pub(super) fn each_host_nested_mut(
+    r: &mut Region,
+    f: &mut dyn FnMut((&mut NestedSdfg, Connections)),
+) {
+    each_state_mut(r, &mut |st| {
+        for i in 0..st.nodes.len() {
+            if st.nodes[i].scope.is_some() || !matches!(st.nodes[i].kind, NodeKind::Nested(_)) {
+                continue;
+            }
+            let id = NodeId(i as u32);
+            let conns: Connections = st
+                .edges
+                .iter()
+                .filter_map(|e| {
+                    let data = e.memlet.data.clone()?;
+                    if e.dst == id {
+                        Some((e.dst_conn.clone()?, data))
+                    } else if e.src == id {
+                        Some((e.src_conn.clone()?, data))
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if let NodeKind::Nested(ns) = &mut st.nodes[i].kind {
+                f((ns, conns));
+            }
+        }
+    });
+}
+
+/// True if the SDFG, as a host level, has a map at the top of a state (its
+/// own or that of a nested SDFG at the top of a state).
+pub(super) fn has_top_map(sdfg: &Sdfg) -> bool {
+    let mut found = false;
+    each_state(&sdfg.body, &mut |st| {
+        for n in st.nodes.iter().filter(|n| n.scope.is_none()) {
+            match &n.kind {
+                NodeKind::MapEntry(_) => found = true,
+                NodeKind::Nested(ns) if !found => found = has_top_map(&ns.sdfg),
+                _ => {}
+            }
+        }
+    });
+    found
+}
+
+/// Places the code of one host level: top-level maps become kernels, nested
+/// SDFGs without maps are wrapped in one-thread kernels. Returns the JSON
+/// paths of the nested SDFGs that are host levels of their own.
+pub(super) fn place(sdfg: &mut Sdfg, stats: &mut OffloadStats) -> Result<BTreeSet<String>> {
+    let mut levels = BTreeSet::new();
+    each_state_mut(&mut sdfg.body, &mut |st| {
+        let n = st.nodes.len();
+        for i in 0..n {
+            if st.nodes[i].scope.is_some() {
+                continue;
+            }
+            match &mut st.nodes[i].kind {
+                NodeKind::MapEntry(m) => {
+                    m.schedule = Schedule::GpuDevice;
+                    m.omp_num_threads = 0;
+                    stats.map_kernels += 1;
+                    let entry = NodeId(i as u32);
+                    sequential_below(st, entry);
+                }
+                NodeKind::Nested(ns) => {
+                    if has_top_map(&ns.sdfg) {
+                        levels.insert(ns.sdfg.path.clone());
+                    } else {
+                        sequential_sdfg(&mut ns.sdfg);
+                        stats.nested_kernels += 1;
+                        wrap_in_kernel(st, NodeId(i as u32));
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    // Nested SDFGs now inside kernels: each thread holds their transients.
+    let mut unsized_found = None;
+    each_state(&sdfg.body, &mut |st| {
+        for n in st.nodes.iter().filter(|n| n.scope.is_some()) {
+            if let (NodeKind::Nested(ns), None) = (&n.kind, &unsized_found) {
+                unsized_found = unsized_in_kernel(&ns.sdfg);
+            }
+        }
+    });
+    if let Some((path, what)) = unsized_found {
+        return Err(Error::unsupported(
+            path,
+            format!(
+                "--offload: {what} runs inside a GPU kernel, and its size is not a compile-time constant (a thread cannot allocate it)"
+            ),
+        ));
+    }
+    Ok(levels)
+}
+
+/// The schedule a map gets inside a kernel: its threads run it sequentially.
+fn in_kernel(s: Schedule) -> Schedule {
+    match s {
+        Schedule::Unrolled => Schedule::Unrolled,
+        _ => Schedule::Sequential,
+    }
+}
+
+/// True if `id` lies (transitively) in the scope of `entry`.
+pub(super) fn below(st: &State, id: NodeId, entry: NodeId) -> bool {
+    let mut s = st.nodes[id.index()].scope;
+    let mut guard = 0;
+    while let Some(x) = s {
+        if x == entry {
+            return true;
+        }
+        s = st.nodes[x.index()].scope;
+        guard += 1;
+        if guard > st.nodes.len() {
+            return false;
+        }
+    }
+    false
+}
+
+/// Everything below a kernel's map runs in its threads.
+fn sequential_below(st: &mut State, entry: NodeId) {
+    for i in 0..st.nodes.len() {
+        if !below(st, NodeId(i as u32), entry) {
+            continue;
+        }
+        match &mut st.nodes[i].kind {
+            NodeKind::MapEntry(m) => {
+                m.schedule = in_kernel(m.schedule);
+                m.omp_num_threads = 0;
+            }
+            NodeKind::Nested(ns) => {
+                ns.schedule = Schedule::Default;
+                sequential_sdfg(&mut ns.sdfg);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A transient of a nested SDFG that runs inside a kernel needs a size known
+/// at compile time (each thread holds its own): the first one that has not.
+pub(super) fn unsized_in_kernel(sdfg: &Sdfg) -> Option<(String, String)> {
+    let mut found = None;
+    sdfg.for_each_sdfg(&mut |s| {
+        for (name, d) in &s.arrays {
+            if found.is_none()
+                && d.transient
+                && d.kind == DataKind::Array
+                && crate::ir::simplify::eval_int(&d.total_size, &mut |_| None).is_none()
+            {
+                found = Some((
+                    d.path.clone(),
+                    format!("'{name}' of nested SDFG '{}'", s.name),
+                ));
+            }
+        }
+    });
+    found
+}
+
+/// Every map of an SDFG that runs inside a kernel becomes sequential.
+fn sequential_sdfg(sdfg: &mut Sdfg) {
+    each_state_mut(&mut sdfg.body, &mut |st| {
+        for n in &mut st.nodes {
+            match &mut n.kind {
+                NodeKind::MapEntry(m) => {
+                    m.schedule = in_kernel(m.schedule);
+                    m.omp_num_threads = 0;
+                }
+                NodeKind::Nested(ns) => {
+                    ns.schedule = Schedule::Default;
+                    sequential_sdfg(&mut ns.sdfg);
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+/// Puts a top-level node in a one-iteration `GPU_Device` map: its memlets
+/// go through the map's entry and exit.
+pub(super) fn wrap_in_kernel(st: &mut State, id: NodeId) {
+    let label = format!("{}_kernel", st.nodes[id.index()].label);
+    let path = st.nodes[id.index()].path.clone();
+    let entry = NodeId(st.nodes.len() as u32);
+    let exit = NodeId(entry.0 + 1);
+    let zero = RangeDim {
+        start: Expr::Int(0),
+        end: Expr::Int(0),
+        step: Expr::Int(1),
+        tile: Expr::Int(1),
+    };
+    st.nodes.push(Node {
+        label: label.clone(),
+        scope: None,
+        kind: NodeKind::MapEntry(MapEntry {
+            label: label.clone(),
+            params: vec!["__offload_i".into()],
+            range: vec![zero],
+            schedule: Schedule::GpuDevice,
+            collapse: 1,
+            gpu_block_size: Some(vec![1, 1, 1]),
+            omp_num_threads: 0,
+            unroll: false,
+            exit,
+        }),
+        path: path.clone(),
+    });
+    st.nodes.push(Node {
+        label,
+        scope: None,
+        kind: NodeKind::MapExit { entry },
+        path: path.clone(),
+    });
+    st.nodes[id.index()].scope = Some(entry);
+    let empty = Memlet {
+        data: None,
+        subset: None,
+        other_subset: None,
+        wcr: None,
+        dynamic: false,
+        volume: Expr::Int(0),
+        is_data_src: None,
+    };
+    let (mut ins, mut outs) = (0, 0);
+    let mut added = Vec::new();
+    for (k, e) in st.edges.iter_mut().enumerate() {
+        if e.dst == id {
+            ins += 1;
+            let conn = format!("__offload_in{k}");
+            let inner = DataEdge {
+                src: entry,
+                src_conn: (!e.memlet.is_empty()).then(|| format!("OUT_{conn}")),
+                dst: id,
+                dst_conn: e.dst_conn.take(),
+                memlet: e.memlet.clone(),
+                path: e.path.clone(),
+            };
+            e.dst = entry;
+            e.dst_conn = (!e.memlet.is_empty()).then(|| format!("IN_{conn}"));
+            added.push(inner);
+        } else if e.src == id {
+            outs += 1;
+            let conn = format!("__offload_out{k}");
+            let inner = DataEdge {
+                src: id,
+                src_conn: e.src_conn.take(),
+                dst: exit,
+                dst_conn: (!e.memlet.is_empty()).then(|| format!("IN_{conn}")),
+                memlet: e.memlet.clone(),
+                path: e.path.clone(),
+            };
+            e.src = exit;
+            e.src_conn = (!e.memlet.is_empty()).then(|| format!("OUT_{conn}"));
+            added.push(inner);
+        }
+    }
+    if ins == 0 {
+        added.push(DataEdge {
+            src: entry,
+            src_conn: None,
+            dst: id,
+            dst_conn: None,
+            memlet: empty.clone(),
+            path: path.clone(),
+        });
+    }
+    if outs == 0 {
+        added.push(DataEdge {
+            src: id,
+            src_conn: None,
+            dst: exit,
+            dst_conn: None,
+            memlet: empty,
+            path,
+        });
+    }
+    st.edges.extend(added);
+}
