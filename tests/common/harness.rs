@@ -1530,8 +1530,24 @@ pub const TSAN_ENV: [(&str, &str); 1] = [(
     "halt_on_error=1:exitcode=88:report_signal_unsafe=0:second_deadlock_stack=1",
 )];
 
-/// Compiles the driver (or reuses one built from the same source and
-/// flags) and returns the executable's path.
+/// Hashes the names and contents of every file below `dir`, in name order.
+fn hash_tree(dir: &Path, hasher: &mut DefaultHasher) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    entries.sort();
+    for p in entries {
+        p.file_name().hash(hasher);
+        if p.is_dir() {
+            hash_tree(&p, hasher);
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            bytes.hash(hasher);
+        }
+    }
+}
+
+/// Compiles the driver (or reuses one built from the same source, flags
+/// and emulator headers) and returns the executable's path.
 fn build_driver(
     source: &str,
     sanitize: bool,
@@ -1543,6 +1559,12 @@ fn build_driver(
     sanitize.hash(&mut hasher);
     tsan.hash(&mut hasher);
     format!("{device:?}").hash(&mut hasher);
+    // The emulator's headers are compiled into the driver: a driver built
+    // against an older emulator must not be reused (its device-pointer table
+    // is the one the library's emulator shares).
+    if let Some(DeviceDriver::Emulated(include)) = device {
+        hash_tree(include, &mut hasher);
+    }
     let root = std::env::temp_dir().join("sdfgc-harness-drivers");
     let dir = root.join(format!("{:016x}", hasher.finish()));
     let exe = dir.join("driver");
