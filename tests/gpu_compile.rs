@@ -1,5 +1,5 @@
-//! Every GPU fixture, in every memory mode, compiles with nvcc (sm_80 and
-//! sm_90, warnings as errors) and with hipcc (gfx90a), and the resulting
+//! Every GPU fixture, in every memory mode, compiles with nvcc (sm_80, and
+//! sm_90 in the default mode; warnings as errors) and with hipcc (gfx90a), and the resulting
 //! library loads with dlopen without unresolved symbols. The toolchains are
 //! installed by scripts/install-gpu-toolchains.sh; a missing toolchain fails
 //! the test (it never skips).
@@ -190,7 +190,14 @@ fn every_gpu_fixture_compiles_with_nvcc_and_hipcc_in_every_mode() {
                 ..CompileOptions::new(*target)
             };
             let (_, source) = generate_into(file, &opts)?;
-            build(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
+            // Both architectures once per file (the default mode); the other
+            // modes change host code and allocation, not what ptxas sees
+            // per architecture: sm_80 is enough there (CI time).
+            if mode.is_none() && *streams == 1 {
+                build(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
+            } else {
+                build_one_arch(&source, *target, &work.join("lib.so"), &nvcc, &hipcc)
+            }
         },
     );
     assert_all_passed("GPU compiles", tasks.len(), &failures);
