@@ -625,6 +625,13 @@ impl<'a> FnWriter<'a> {
             sdfg: self.sdfg,
             tasklet: true,
         };
+        if s.own_exprs().iter().any(|e| complex_sign(e, &scope)) {
+            return refuse(
+                "'sign' of a complex value (numpy 1, numpy 2 and DaCe's runtime each define \
+                 it differently)"
+                    .into(),
+            );
+        }
         match s {
             Stmt::Assign { target, op, value } => {
                 let value = match op {
@@ -1238,6 +1245,18 @@ fn pointer_strides(d: &DataDesc, sub: &[RangeDim], stmts: &[Stmt], conn: &str) -
     }
 }
 
+/// Whether `e` takes the `sign` of a complex value.
+fn complex_sign(e: &Expr, s: &Scope) -> bool {
+    match e {
+        Expr::Call(Func::Sign, args) if args.iter().any(|a| infer(a, s).is_complex()) => true,
+        Expr::Call(_, args) | Expr::Index(_, args) => args.iter().any(|a| complex_sign(a, s)),
+        Expr::Unary(_, a) => complex_sign(a, s),
+        Expr::Binary(_, a, b) => complex_sign(a, s) || complex_sign(b, s),
+        Expr::Ternary(c, a, b) => complex_sign(c, s) || complex_sign(a, s) || complex_sign(b, s),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1314,6 +1333,31 @@ mod tests {
         ("dace.complex64(x) * z", DType::Complex64, -0.5, 1.5),
         ("sqrt(-4 + 0j)", DType::Complex128, 0.0, 2.0),
     ];
+
+    #[test]
+    fn sign_of_a_complex_value_is_found() {
+        let (s, l, c) = (sdfg(), locals(), BTreeMap::new());
+        let scope = Scope {
+            conns: &c,
+            locals: &l,
+            sdfg: &s,
+            tasklet: true,
+        };
+        for (src, found) in [
+            ("sign(x)", true),
+            ("1 + sign(z * 2)", true),
+            ("abs(sign(y))", true),
+            ("sign(d)", false),
+            ("sign(x.real)", false),
+            ("x * d", false),
+        ] {
+            assert_eq!(
+                complex_sign(&parse_expr(src).unwrap(), &scope),
+                found,
+                "{src}"
+            );
+        }
+    }
 
     #[test]
     fn complex_types_follow_numpy() {
