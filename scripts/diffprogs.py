@@ -575,16 +575,29 @@ FIXTURE_VARIANTS = {"simplified": "program.sdfg", "parsed": "program.parsed.sdfg
                     "autoopt": "program.autoopt.sdfg"}
 
 
+def run_dace(path, lib_name, inputs, symbols):
+    """Builds DaCe's own library of the SDFG at `path` (named `lib_name`)
+    and calls it on a copy of `inputs`; returns the arguments after the call."""
+    import copy
+    sdfg = dace.SDFG.from_file(path)
+    sdfg.name = lib_name
+    lib = sdfg.compile()
+    vals = copy.deepcopy(inputs)
+    wanted = lib._sdfg.arglist()
+    lib(**vals, **{k: v for k, v in symbols.items() if k in wanted and k not in vals})
+    return vals
+
+
 def save_fixture(name, prog, root):
     """Writes fixtures `root`/NAME: the three variants, random inputs (seeded
     by the name), DaCe's outputs on them and case.json."""
-    import copy
     import hashlib
     import shutil
     import tempfile
     from dace import data as dt
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import difftest
     import fixturelib
 
     d = os.path.join(root, name)
@@ -604,26 +617,13 @@ def save_fixture(name, prog, root):
             continue
         npdt = desc.dtype.as_numpy_dtype()
         shape = [int(dace.symbolic.evaluate(x, symbols)) for x in desc.shape] if isinstance(desc, dt.Array) else []
-        if np.issubdtype(npdt, np.bool_):
-            v = rng.integers(0, 2, size=shape).astype(npdt)
-        elif np.issubdtype(npdt, np.integer):
-            v = rng.integers(0, 4, size=shape).astype(npdt)
-        elif np.issubdtype(npdt, np.complexfloating):
-            v = (rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)).astype(npdt)
-        else:
-            v = rng.uniform(-1, 1, size=shape).astype(npdt)
+        v = difftest.random_values(rng, npdt, shape)
         inputs[an] = v if shape else npdt.type(v)
     outs = {}
     with tempfile.TemporaryDirectory(prefix="diffprogs-") as tmp:
         dace.Config.set("default_build_folder", value=tmp)
         for v, f in FIXTURE_VARIANTS.items():
-            sdfg = dace.SDFG.from_file(os.path.join(d, f))
-            sdfg.name = f"{name}_{v}_dace"
-            lib = sdfg.compile()
-            vals = copy.deepcopy(inputs)
-            lib(**vals, **{k: val for k, val in symbols.items() if k in lib._sdfg.arglist() and k not in vals})
-            outs[v] = vals
-            del lib
+            outs[v] = run_dace(os.path.join(d, f), f"{name}_{v}_dace", inputs, symbols)
     # A variant on which DaCe's own library disagrees with the simplified one
     # (a DaCe transformation bug) is left out, and the reason recorded.
     ref = outs["simplified"]
@@ -694,7 +694,6 @@ def add_v2_variants(name, prog, root):
     """With DaCe 2.x: adds `program.v2.sdfg` and `program.v2.autoopt.sdfg`
     to the case `root`/NAME made by DaCe 1.0.2; DaCe 2's own library must
     reproduce the stored outputs from the stored inputs."""
-    import copy
     import tempfile
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -724,18 +723,12 @@ def add_v2_variants(name, prog, root):
     with tempfile.TemporaryDirectory(prefix="diffprogs-") as tmp:
         dace.Config.set("default_build_folder", value=tmp)
         for v, f in V2_VARIANTS.items():
-            sdfg = dace.SDFG.from_file(os.path.join(d, f))
-            sdfg.name = f"{name}_{v}_dace2"
-            lib = sdfg.compile()
-            vals = copy.deepcopy(inputs)
-            lib(**vals, **{k: val for k, val in case["symbols"].items()
-                            if k in lib._sdfg.arglist() and k not in vals})
+            vals = run_dace(os.path.join(d, f), f"{name}_{v}_dace2", inputs, case["symbols"])
             for on, ref in expected.items():
                 o = next(x for x in case["outputs"] if x["name"] == on)
                 if not np.allclose(vals[on], ref, rtol=max(o["rtol"], 1e-12), atol=max(o["atol"], 1e-15),
                                    equal_nan=True):
                     dropped[f] = f"DaCe 2's own library of this variant does not reproduce {on}"
-            del lib
     for f in dropped:
         os.remove(os.path.join(d, f))
     if len(dropped) == len(V2_VARIANTS):

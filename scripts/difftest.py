@@ -34,6 +34,19 @@ def evaluate(expr, symbols):
     return int(dace.symbolic.evaluate(expr, symbols)) if not isinstance(expr, int) else expr
 
 
+def random_values(rng, npdt, shape):
+    """Random inputs of numpy type `npdt`: floats (and complex parts) in
+    [-1, 1), integers in [0, 4), booleans."""
+    import numpy as np
+    if np.issubdtype(npdt, np.bool_):
+        return rng.integers(0, 2, size=shape).astype(npdt)
+    if np.issubdtype(npdt, np.integer):
+        return rng.integers(0, 4, size=shape).astype(npdt)
+    if np.issubdtype(npdt, np.complexfloating):
+        return (rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)).astype(npdt)
+    return rng.uniform(-1, 1, size=shape).astype(npdt)
+
+
 def make_inputs(sdfg, symbols, rng, case_dir):
     """Arguments by name: arrays as 1-D spans of total_size elements."""
     import numpy as np
@@ -60,14 +73,8 @@ def make_inputs(sdfg, symbols, rng, case_dir):
         if ca is not None and ca.get("file"):
             v = np.fromfile(os.path.join(case_dir, ca["file"]), dtype=npdt)
             v = v.reshape(-1)[: max(shape[0], 1)].copy() if shape else npdt.type(v[0])
-        elif np.issubdtype(npdt, np.bool_):
-            v = rng.integers(0, 2, size=shape).astype(npdt)
-        elif np.issubdtype(npdt, np.integer):
-            v = rng.integers(0, 4, size=shape).astype(npdt)
-        elif np.issubdtype(npdt, np.complexfloating):
-            v = (rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)).astype(npdt)
         else:
-            v = rng.uniform(-1, 1, size=shape).astype(npdt)
+            v = random_values(rng, npdt, shape)
         out[name] = v if shape else (npdt.type(v) if not isinstance(v, np.generic) else v)
     return out
 

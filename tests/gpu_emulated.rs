@@ -178,20 +178,7 @@ int main(int argc, char **) {
     )
     .unwrap();
     let exe = dir.path().join("barrier");
-    let inc = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/gpu_emu");
-    let cc = Command::new("g++")
-        .args(["-std=c++17", "-O1", "-I"])
-        .arg(&inc)
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("g++ is required");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    common::emu::build_program(&src, &exe, "-O1");
     let run = Command::new(&exe).output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
     let wrong: Vec<usize> = text
@@ -325,19 +312,7 @@ int main(int argc, char **argv) {
     )
     .unwrap();
     let exe = dir.path().join("protect");
-    let cc = Command::new("g++")
-        .args(["-std=c++17", "-O0", "-I"])
-        .arg(common::emu::include_dir())
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("g++ is required");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    common::emu::build_program(&src, &exe, "-O0");
     let ok = Command::new(&exe).output().unwrap();
     assert!(
         ok.status.success(),

@@ -10,7 +10,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::corpus::{assert_all_passed, offload_variants, run_parallel};
+use common::corpus::{
+    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, offload_variants, run_parallel,
+};
 use common::harness::{RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, Target};
 
@@ -53,13 +55,6 @@ fn run_one(
     }
     Ok(None)
 }
-
-/// Fixtures sdfgc refuses by name (today 14 of 154: five whose kernels
-/// would need a per-thread transient of symbolic size, which a GPU thread
-/// cannot allocate; nine gt4py programs that index an argument indirectly
-/// and do not receive the symbols of its size, so its device twin cannot be
-/// sized); more is a regression.
-const MAX_REFUSED: usize = 14;
 
 /// A memory mode and a number of streams.
 type Config = (Option<Mode>, u32);

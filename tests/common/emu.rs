@@ -97,3 +97,21 @@ pub fn build_library(src: &str, work: &Path, lib: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Builds a standalone test program `src` against the emulator at
+/// optimisation level `opt` (e.g. "-O1"); panics with g++'s errors.
+pub fn build_program(src: &Path, exe: &Path, opt: &str) {
+    let cc = Command::new("g++")
+        .args(["-std=c++17", opt, "-I"])
+        .arg(include_dir())
+        .arg(src)
+        .arg("-o")
+        .arg(exe)
+        .output()
+        .expect("g++ is required");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+}

@@ -1301,6 +1301,17 @@ mod tests {
         .collect()
     }
 
+    /// Runs `f` in the scope of tasklet code with [`locals`] and no connectors.
+    fn with_locals(f: impl FnOnce(&Scope)) {
+        let (s, l, c) = (sdfg(), locals(), BTreeMap::new());
+        f(&Scope {
+            conns: &c,
+            locals: &l,
+            sdfg: &s,
+            tasklet: true,
+        });
+    }
+
     /// (Python, type, expected real part, expected imaginary part) with
     /// x = 1+2j, y = 3-1j, z = 0.5+0.5j (complex64), d = 2.0, f = 0.25f, n = 3.
     const CASES: &[(&str, DType, f64, f64)] = &[
@@ -1336,44 +1347,34 @@ mod tests {
 
     #[test]
     fn sign_of_a_complex_value_is_found() {
-        let (s, l, c) = (sdfg(), locals(), BTreeMap::new());
-        let scope = Scope {
-            conns: &c,
-            locals: &l,
-            sdfg: &s,
-            tasklet: true,
-        };
-        for (src, found) in [
-            ("sign(x)", true),
-            ("1 + sign(z * 2)", true),
-            ("abs(sign(y))", true),
-            ("sign(d)", false),
-            ("sign(x.real)", false),
-            ("x * d", false),
-        ] {
-            assert_eq!(
-                complex_sign(&parse_expr(src).unwrap(), &scope),
-                found,
-                "{src}"
-            );
-        }
+        with_locals(|scope| {
+            for (src, found) in [
+                ("sign(x)", true),
+                ("1 + sign(z * 2)", true),
+                ("abs(sign(y))", true),
+                ("sign(d)", false),
+                ("sign(x.real)", false),
+                ("x * d", false),
+            ] {
+                assert_eq!(
+                    complex_sign(&parse_expr(src).unwrap(), scope),
+                    found,
+                    "{src}"
+                );
+            }
+        });
     }
 
     #[test]
     fn complex_types_follow_numpy() {
-        let (s, l, c) = (sdfg(), locals(), BTreeMap::new());
-        let scope = Scope {
-            conns: &c,
-            locals: &l,
-            sdfg: &s,
-            tasklet: true,
-        };
-        for (src, t, _, _) in CASES {
-            let e = parse_expr(src).unwrap();
-            assert_eq!(infer(&e, &scope), *t, "{src}");
-        }
-        let e = parse_expr("x == complex(1, 2)").unwrap();
-        assert_eq!(infer(&e, &scope), DType::Bool);
+        with_locals(|scope| {
+            for (src, t, _, _) in CASES {
+                let e = parse_expr(src).unwrap();
+                assert_eq!(infer(&e, scope), *t, "{src}");
+            }
+            let e = parse_expr("x == complex(1, 2)").unwrap();
+            assert_eq!(infer(&e, scope), DType::Bool);
+        });
     }
 
     /// Every form of complex tasklet arithmetic compiles (g++ -Wall -Werror,
