@@ -4,6 +4,9 @@
 #
 #   bash scripts/bench-blas.sh [KERNEL...]     # default: the matrix kernels
 #
+# gemm, k3mm and mlp are not fixtures: scripts/bench_blas_matrix.py makes
+# them from NPBench's DaCe programs at preset S and prints its own table.
+#
 # Both libraries are built with g++ -O3 -march=native -fopenmp (DaCe's default
 # CPU flags) and linked to the same OpenBLAS; each runs the case's inputs
 # (program.sdfg, preset S) REPEAT times (default 200) through
@@ -17,11 +20,13 @@ SDFGC=${SDFGC:-$root/target/release/sdfgc}
 PY=${DACE_PYTHON:-/work/venv-dace1/bin/python}
 REPEAT=${REPEAT:-200}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2}
-kernels=${*:-"k2mm atax mvt gemver"}  # covariance: ~1 s per call on both sides
+kernels=${*:-"k2mm atax mvt gemver gemm k3mm mlp"}  # covariance: ~1 s per call on both sides
+generated=()
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export DACE_default_build_folder="$tmp/dacecache"
 printf '| kernel | DaCe+OpenBLAS min us | sdfgc --blas openblas min us | sdfgc/DaCe |\n|---|---:|---:|---:|\n'
 for k in $kernels; do
+    case $k in gemm|k3mm|mlp) generated+=("$k"); continue ;; esac
     case=fixtures/npbench/$k
     mkdir -p "$tmp/$k/s"
     dlib=$("$PY" scripts/bench_blas_dace.py "$case/program.sdfg" "$tmp/$k/d" 2>"$tmp/$k/d.log" | tail -1) || {
@@ -34,3 +39,7 @@ for k in $kernels; do
     r=$(python3 -c "print('%.2f' % ($s/$d))" 2>/dev/null || echo -)
     echo "| $k | $d | $s | $r |"
 done
+if [ ${#generated[@]} -gt 0 ]; then
+    echo
+    SDFGC=$SDFGC "$PY" scripts/bench_blas_matrix.py "${generated[@]}" --repeat "${MATRIX_REPEAT:-15}" 2>/dev/null
+fi

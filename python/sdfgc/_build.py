@@ -23,6 +23,8 @@ _DEFAULT_FLAGS = {
     "cuda": ["-std=c++17", "-O2", "-Xcompiler", "-fPIC,-fopenmp", "-shared"],
     "hip": ["-std=c++17", "-O2", "-fPIC", "-shared", "-fopenmp"],
 }
+# What a library built with `sdfgc --blas X` links (after its source file).
+BLAS_LIBS = {"openblas": ["-lopenblas"], "cublas": ["-lcublas"], "hipblas": ["-lhipblas"]}
 
 
 class CompilerError(SdfgcError):
@@ -68,7 +70,7 @@ class BuildResult(str):
 
 
 def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None,
-          extra_flags=(), sdfgc_args=(), cache=True) -> BuildResult:
+          extra_flags=(), sdfgc_args=(), blas=None, cache=True) -> BuildResult:
     """Compiles an SDFG (a `.sdfg` file or a `dace.SDFG`) with sdfgc and then
     with the target's compiler; returns the shared library's path.
 
@@ -76,11 +78,14 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
     "scoped", "persistent", "pool" or "external"; `offload`: sdfgc's
     `--offload`; `build_dir`: the cache folder (default `default_cache_dir()`);
     `compiler`: default `$CXX`/`$NVCC`/`$HIPCC`, else g++/nvcc/hipcc; `flags`
-    replace `default_flags(target)`, `extra_flags` are appended; `sdfgc_args`
-    go to sdfgc as they are. A refusal raises `SdfgcError` with sdfgc's
+    replace `default_flags(target)`, `extra_flags` are appended; `blas`:
+    sdfgc's `--blas` ("openblas", "cublas", "hipblas"; BLAS library nodes call
+    it, and the library links it); `sdfgc_args` go to sdfgc as they are. A refusal raises `SdfgcError` with sdfgc's
     message (file and JSON pointer), a compiler failure `CompilerError`."""
     if target not in _EXT:
         raise ValueError(f"target must be one of {sorted(_EXT)}, not {target!r}")
+    if blas is not None and blas not in BLAS_LIBS:
+        raise ValueError(f"blas must be one of {sorted(BLAS_LIBS)} or None, not {blas!r}")
     data = _sdfg_bytes(sdfg_or_path)
     exe = binary()
     cc = compiler or default_compiler(target)
@@ -90,10 +95,13 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
         args += ["--mode", mode]
     if offload:
         args += ["--offload"]
+    if blas:
+        args += ["--blas", blas]
     args += list(sdfgc_args)
+    libs = BLAS_LIBS[blas] if blas else []
     key = hashlib.sha256()
     key.update(data)
-    key.update(json.dumps({"sdfgc": identity(exe), "args": args, "cc": cc, "flags": cflags}).encode())
+    key.update(json.dumps({"sdfgc": identity(exe), "args": args, "cc": cc, "flags": cflags, "libs": libs}).encode())
     digest = key.hexdigest()[:24]
     root = os.path.abspath(build_dir or default_cache_dir())
     final = os.path.join(root, digest)
@@ -118,7 +126,7 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
             raise SdfgcError(f"sdfgc wrote {sources} for one SDFG in {work}")
         name = sources[0][: -len(_EXT[target]) - 1]
         lib_name = f"lib{name}.so"
-        cmd = [*cc.split(), *cflags, sources[0], "-o", lib_name]
+        cmd = [*cc.split(), *cflags, sources[0], "-o", lib_name, *libs]
         r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         if r.returncode != 0:
             raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")

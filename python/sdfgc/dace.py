@@ -93,7 +93,16 @@ def _sdfgc_command(path, out, options):
         cmd += ["--mode", options["mode"]]
     if options.get("offload"):
         cmd += ["--offload"]
+    if options.get("blas"):
+        cmd += ["--blas", options["blas"]]
     return cmd + list(options.get("extra_args", ()))
+
+
+# DaCe's environment (its CMake link line) for each library `--blas` calls.
+_BLAS_ENVIRONMENTS = {
+    "openblas": "dace.libraries.blas.environments.openblas.OpenBLAS",
+    "cublas": "dace.libraries.blas.environments.cublas.cuBLAS",
+}
 
 
 def _generate_code(sdfg, validate=True):
@@ -134,11 +143,16 @@ def _generate_code(sdfg, validate=True):
         with open(os.path.join(tmp, f"{sdfg.name}_main.cpp")) as fh:
             sample = fh.read()
     _log(f"compiled {sdfg.name}")
+    blas = _options.get("blas")
+    envs = set()
+    if blas:
+        import dace.libraries.blas  # noqa: F401 (registers DaCe's BLAS environments)
+        envs.add(_BLAS_ENVIRONMENTS[blas])
     if target == "cpp":
-        obj = CodeObject(sdfg.name, code, "cpp", cpu.CPUCodeGen, "Frame", environments=set(), sdfg=sdfg)
+        obj = CodeObject(sdfg.name, code, "cpp", cpu.CPUCodeGen, "Frame", environments=envs, sdfg=sdfg)
     else:
         from dace.codegen.targets import cuda
-        obj = CodeObject(sdfg.name, code, "cu", cuda.CUDACodeGen, "CUDA", environments=set(), sdfg=sdfg)
+        obj = CodeObject(sdfg.name, code, "cu", cuda.CUDACodeGen, "CUDA", environments=envs, sdfg=sdfg)
     head = CodeObject(sdfg.name, header, "h", cpu.CPUCodeGen, "CallHeader", target_type="../../include",
                       linkable=False)
     # DaCe writes (and in its production folder mode deletes) a sample main.
@@ -189,11 +203,12 @@ def _workspaces(workspace):
     return dict(workspace)
 
 
-def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False, workspace=None):
+def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False, workspace=None, blas=None):
     """Makes every later `dace.SDFG.compile()` in this process generate its
     code with sdfgc (`mode`: None, "scoped", "persistent", "pool" or
     "external"; `target`: "cpp", "cuda" or "hip"; `offload`: sdfgc's
-    `--offload`; `extra_args`: more sdfgc arguments). `fallback=True` lets
+    `--offload`; `blas`: sdfgc's `--blas`, linked through DaCe's own BLAS
+    environment; `extra_args`: more sdfgc arguments). `fallback=True` lets
     DaCe's generator compile what sdfgc refuses, logging each fallback;
     `workspace`: a `sdfgc.Workspace` (or a dict storage -> Workspace) that
     every external-mode library gets (default: one of its own each).
@@ -205,7 +220,9 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
     _options.clear()
-    _options.update(mode=mode, target=target, offload=offload, extra_args=tuple(extra_args), fallback=fallback,
+    if blas is not None and blas not in _BLAS_ENVIRONMENTS:
+        raise ValueError(f"blas must be one of {sorted(_BLAS_ENVIRONMENTS)} or None, not {blas!r}")
+    _options.update(mode=mode, target=target, offload=offload, blas=blas, extra_args=tuple(extra_args), fallback=fallback,
                     workspaces=_workspaces(workspace))
     if _original is None:
         _original = codegen.generate_code
@@ -251,10 +268,11 @@ def enabled() -> bool:
 
 def enable_from_environment():
     """`enable()` if `SDFGC_DACE=1` (options: `SDFGC_MODE`, `SDFGC_TARGET`,
-    `SDFGC_OFFLOAD=1`, `SDFGC_FALLBACK=1`)."""
+    `SDFGC_OFFLOAD=1`, `SDFGC_FALLBACK=1`, `SDFGC_BLAS`)."""
     if os.environ.get("SDFGC_DACE") == "1":
         enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET", "cpp"),
-               offload=os.environ.get("SDFGC_OFFLOAD") == "1", fallback=os.environ.get("SDFGC_FALLBACK") == "1")
+               offload=os.environ.get("SDFGC_OFFLOAD") == "1", fallback=os.environ.get("SDFGC_FALLBACK") == "1",
+               blas=os.environ.get("SDFGC_BLAS") or None)
 
 
 def _stub(folder, name, compiler=None):
@@ -286,7 +304,7 @@ def _stub(folder, name, compiler=None):
 
 
 def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None, extra_flags=(),
-         sdfgc_args=(), workspace=None, fallback=False, validate=True):
+         sdfgc_args=(), blas=None, workspace=None, fallback=False, validate=True):
     """DaCe's own `CompiledSDFG` for an SDFG built by `sdfgc.build` (sdfgc,
     then g++/nvcc/hipcc; cached by content, options and sdfgc version),
     without DaCe's code generator or CMake build. The options are
@@ -303,7 +321,7 @@ def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=
             path = os.path.join(tmp, sdfg.name + ".sdfg")
             sdfg.save(path)
             lib = build(path, target=target, mode=mode, offload=offload, build_dir=build_dir, compiler=compiler,
-                        flags=flags, extra_flags=extra_flags, sdfgc_args=sdfgc_args)
+                        flags=flags, extra_flags=extra_flags, sdfgc_args=sdfgc_args, blas=blas)
     except SdfgcError as e:
         if not fallback:
             raise

@@ -160,3 +160,23 @@ def test_library_node_arguments_match_daces(build_folder):
     A, x, y = np.arange(12.0).reshape(4, 3).copy(), np.arange(3.0), np.zeros(4)
     lib(A=A, x=x, y=y, M=4, N=3)
     assert np.allclose(y, A @ x)
+
+
+def test_blas_calls_link_through_daces_own_environment(build_folder):
+    # `--blas openblas` code calls cblas_*: DaCe's CMake build must link
+    # OpenBLAS (its own environment), or the library would not load.
+    sdfgc.dace.enable(blas="openblas")
+    M, N = dace.symbol("M"), dace.symbol("N")
+
+    @dace.program
+    def gemv(A: dace.float64[M, N], x: dace.float64[N], y: dace.float64[M]):
+        y[:] = A @ x
+
+    sdfg = gemv.to_sdfg()
+    sdfg.name = "hook_blas_gemv"
+    lib = sdfg.compile()
+    with open(os.path.join(sdfg.build_folder, "src", "cpu", "hook_blas_gemv.cpp")) as fh:
+        assert "cblas_dgemv" in fh.read()
+    A, x, y = np.arange(12.0).reshape(4, 3).copy(), np.arange(3.0), np.zeros(4)
+    lib(A=A, x=x, y=y, M=4, N=3)
+    assert np.allclose(y, A @ x)

@@ -90,3 +90,22 @@ def test_fallback_in_enable_logs_every_fallback(isolated):
     while_sdfg("enable_fallback").compile()(a=a)
     assert a[0] == 3
     assert "fallback enable_fallback: " in (isolated / "sdfgc.log").read_text()
+
+
+def test_load_with_blas_calls_and_links_openblas(isolated):
+    M, N = dace.symbol("M"), dace.symbol("N")
+
+    @dace.program
+    def mm(A: dace.float64[M, N], B: dace.float64[N, M], C: dace.float64[M, M]):
+        C[:] = A @ B
+
+    sdfg = mm.to_sdfg()
+    sdfg.name = "load_blas_mm"
+    csdfg = sdfgc.dace.load(sdfg, blas="openblas")
+    with open(os.path.join(os.path.dirname(csdfg.filename), "load_blas_mm.cpp")) as fh:
+        assert "cblas_dgemm" in fh.read()
+    A, B, C = np.random.rand(5, 3), np.random.rand(3, 5), np.zeros((5, 5))
+    csdfg(A=A, B=B, C=C, M=5, N=3)
+    assert np.allclose(C, A @ B)
+    with pytest.raises(ValueError, match="blas must be one of"):
+        sdfgc.build(os.path.join(isolated, "nothing.sdfg"), blas="mkl")
