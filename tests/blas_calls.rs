@@ -56,7 +56,7 @@ fn blas_calls_match_dace_with_openblas() {
             let lib = work.join("lib.so");
             let cc = Command::new("g++")
                 .args(["-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared"])
-                .args(["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"])
+                .args(["-Wall", "-Wextra", "-Werror"])
                 .arg(work.join(name))
                 .arg("-o")
                 .arg(&lib)

@@ -66,7 +66,6 @@ fn run_one(
             "-Wall",
             "-Wextra",
             "-Werror",
-            "-Wno-unused-parameter",
         ])
         .arg(&cpp)
         .arg("-o")
