@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::corpus::{assert_all_passed, case_files_under, fixtures, run_parallel};
 use common::harness::{RunOptions, run_case};
@@ -54,7 +53,7 @@ fn blas_calls_match_dace_with_openblas() {
             }
             sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
             let lib = work.join("lib.so");
-            let cc = Command::new("g++")
+            let cc = common::cxx::cxx()
                 .args(["-std=c++17", "-O2", "-fopenmp", "-fPIC", "-shared"])
                 .args(["-Wall", "-Wextra", "-Werror"])
                 .arg(work.join(name))

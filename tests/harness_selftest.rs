@@ -7,7 +7,6 @@ mod common;
 
 use common::harness::{RunOptions, RunReport, run_case};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tempfile::TempDir;
 
 fn case_dir(case: &str) -> PathBuf {
@@ -28,7 +27,7 @@ fn build_lib(defines: &[&str]) -> Lib {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness_selftest/jacobi_1d.cpp");
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("libjacobi_1d.so");
-    let out = Command::new("g++")
+    let out = common::cxx::cxx()
         .args(["-std=c++17", "-O2", "-shared", "-fPIC"])
         .args(defines.iter().map(|d| format!("-D{d}")))
         .arg(&src)

@@ -2,6 +2,9 @@
 //! fixture in the default and the external mode, and documents the ABI
 //! (symbols, arguments, workspace alignment and size).
 
+#[path = "common/cxx.rs"]
+mod cxx;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -219,12 +222,12 @@ int main(void) {
         );
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    run(Command::new("g++")
+    run(cxx::cxx()
         .args(["-std=c++17", "-O1", "-fopenmp", "-c"])
         .arg(dir.path().join("cases_dev_jacobi_1d.cpp"))
         .arg("-o")
         .arg(&obj));
-    run(Command::new("gcc")
+    run(cxx::cc()
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp"])
         .arg(&main)
         .arg(&obj)

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::corpus::{assert_all_passed, cpu_variants, run_parallel};
 use common::harness::{RunOptions, run_case};
@@ -56,7 +55,7 @@ fn run_one(
         .map(|(n, _)| work.join(n))
         .ok_or("no .cpp")?;
     let lib = work.join("lib.so");
-    let cc = Command::new("g++")
+    let cc = common::cxx::cxx()
         .args([
             "-std=c++17",
             "-O2",

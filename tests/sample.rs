@@ -4,6 +4,9 @@
 //! same in the default and the external memory mode.
 
 use std::collections::BTreeMap;
+#[path = "common/cxx.rs"]
+mod cxx;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,7 +40,7 @@ fn build_sample(sdfg: &Path, mode: Option<&str>, dir: &Path, name: &str) -> Path
     run(&mut c);
     let exe = dir.join(format!("{name}_main"));
     // The sample itself compiles without any warning.
-    run(Command::new("g++")
+    run(cxx::cxx()
         .args([
             "-std=c++17",
             "-O1",
@@ -50,12 +53,12 @@ fn build_sample(sdfg: &Path, mode: Option<&str>, dir: &Path, name: &str) -> Path
         .arg(dir.join(format!("{name}_main.cpp")))
         .arg("-o")
         .arg(dir.join("main.o")));
-    run(Command::new("g++")
+    run(cxx::cxx()
         .args(["-std=c++17", "-O1", "-fopenmp", "-c"])
         .arg(dir.join(format!("{name}.cpp")))
         .arg("-o")
         .arg(dir.join("lib.o")));
-    run(Command::new("g++")
+    run(cxx::cxx()
         .arg("-fopenmp")
         .arg(dir.join("main.o"))
         .arg(dir.join("lib.o"))
@@ -139,12 +142,12 @@ fn sample_takes_symbols_from_the_command_line_and_links_as_a_library() {
         .args(["--emit-sample", "--mode", "external", "-o"])
         .arg(d));
     // As the sample's comment says: a shared library, and the sample linked against it.
-    run(Command::new("g++")
+    run(cxx::cxx()
         .args(["-std=c++17", "-O1", "-fopenmp", "-fPIC", "-shared"])
         .arg(d.join(format!("{name}.cpp")))
         .arg("-o")
         .arg(d.join(format!("lib{name}.so"))));
-    run(Command::new("g++")
+    run(cxx::cxx()
         .args(["-std=c++17", "-O1"])
         .arg(d.join(format!("{name}_main.cpp")))
         .arg(format!("-L{}", d.display()))

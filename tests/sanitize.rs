@@ -59,7 +59,7 @@ fn mode_name(m: Option<Mode>) -> &'static str {
 
 /// Builds `cpp` into the shared library `lib` with sanitizers.
 fn build_sanitized(cpp: &Path, lib: &Path) -> Result<(), String> {
-    let cc = Command::new("g++")
+    let cc = common::cxx::cxx()
         .args(["-std=c++17", "-O1", "-g", "-fopenmp", "-fPIC", "-shared"])
         .args(SANITIZE_FLAGS)
         .arg(cpp)
@@ -159,7 +159,7 @@ fn every_cpu_case_is_clean_under_sanitizers_in_every_mode() {
 fn build_selftest_lib(dir: &Path, defines: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness_selftest/jacobi_1d.cpp");
     let lib = dir.join(format!("libjacobi_1d{}.so", defines.join("_")));
-    let out = Command::new("g++")
+    let out = common::cxx::cxx()
         .args(["-std=c++17", "-O1", "-g", "-shared", "-fPIC"])
         .args(SANITIZE_FLAGS)
         .args(defines.iter().map(|d| format!("-D{d}")))
@@ -261,7 +261,7 @@ fn build_tsan(src: &Path, defines: &[&str], lib: &Path) -> Result<(), String> {
     let common = ["-std=c++17", "-O1", "-g", "-fPIC", "-c"];
     let obj = dir.join(format!("{stem}.o"));
     let shim = dir.join(format!("{stem}.shim.o"));
-    run(Command::new("g++")
+    run(common::cxx::cxx()
         .args(common)
         .arg("-fopenmp")
         .args(TSAN_FLAGS)
@@ -269,13 +269,13 @@ fn build_tsan(src: &Path, defines: &[&str], lib: &Path) -> Result<(), String> {
         .arg(src)
         .arg("-o")
         .arg(&obj))?;
-    run(Command::new("g++")
+    run(common::cxx::cxx()
         .args(common)
         .args(TSAN_FLAGS)
         .arg(omp_shim())
         .arg("-o")
         .arg(&shim))?;
-    run(Command::new("g++")
+    run(common::cxx::cxx()
         .args(["-shared", "-Wl,-z,defs"])
         .args(TSAN_FLAGS)
         .arg(&obj)

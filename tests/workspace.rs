@@ -4,6 +4,9 @@
 //! null pointer, a buffer one byte too small and a misaligned pointer with
 //! the right codes.
 
+#[path = "common/cxx.rs"]
+mod cxx;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -238,7 +241,7 @@ int main(void) {
     )
     .unwrap();
     let lib = dir.path().join("libj.so");
-    let cc = Command::new("g++")
+    let cc = cxx::cxx()
         .args(["-std=c++17", "-O1", "-fopenmp", "-fPIC", "-shared"])
         .arg(dir.path().join("cases_dev_jacobi_1d.cpp"))
         .arg("-o")
@@ -247,7 +250,7 @@ int main(void) {
         .expect("g++ is required");
     assert!(cc.success());
     let exe = dir.path().join("main");
-    let cc = Command::new("gcc")
+    let cc = cxx::cc()
         .arg("-std=c11")
         .arg(&main)
         .arg("-I")

@@ -2,7 +2,6 @@
 //! for the emulator, and a library built against it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the
 /// emulator's launcher (the fiber launcher when the file has barriers).
@@ -67,7 +66,7 @@ pub fn build_library(src: &str, work: &Path, lib: &Path) -> Result<(), String> {
         lib.file_stem().unwrap_or_default().to_string_lossy()
     ));
     std::fs::write(&emu, emulate_launches(src)).map_err(|e| e.to_string())?;
-    let cc = Command::new("g++")
+    let cc = super::cxx::cxx()
         .args([
             "-std=c++17",
             "-O1",
@@ -101,7 +100,7 @@ pub fn build_library(src: &str, work: &Path, lib: &Path) -> Result<(), String> {
 /// Builds a standalone test program `src` against the emulator at
 /// optimisation level `opt` (e.g. "-O1"); panics with g++'s errors.
 pub fn build_program(src: &Path, exe: &Path, opt: &str) {
-    let cc = Command::new("g++")
+    let cc = super::cxx::cxx()
         .args(["-std=c++17", opt, "-I"])
         .arg(include_dir())
         .arg(src)

@@ -1583,7 +1583,7 @@ fn build_driver(
     let mut gxx = match device {
         Some(DeviceDriver::Emulated(include)) => {
             // -rdynamic: the library's emulator shares the driver's device-pointer table.
-            let mut c = Command::new("g++");
+            let mut c = super::cxx::cxx();
             c.args(["-std=c++17", "-O1", "-rdynamic", "-I"])
                 .arg(include);
             c
@@ -1595,7 +1595,7 @@ fn build_driver(
             c
         }
         None => {
-            let mut c = Command::new("g++");
+            let mut c = super::cxx::cxx();
             c.args(["-std=c++17", "-O1", "-rdynamic"]);
             c
         }

@@ -4,5 +4,6 @@
 #![allow(dead_code)]
 
 pub mod corpus;
+pub mod cxx;
 pub mod emu;
 pub mod harness;
