@@ -824,12 +824,12 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     )
 }
 
-/// Calls `f` for every nested SDFG node (state, its JSON pointer, node id,
-/// node, inside a GPU map).
-fn visit_nested(
-    r: &Region,
-    f: &mut dyn FnMut(&State, &str, NodeId, &NestedSdfg, bool) -> Result<()>,
-) -> Result<()> {
+/// What [`visit_nested`] calls for each nested SDFG node: (state, its JSON
+/// pointer, node id, node, inside a GPU map).
+type NestedVisit<'v> = dyn FnMut(&State, &str, NodeId, &NestedSdfg, bool) -> Result<()> + 'v;
+
+/// Calls `f` for every nested SDFG node.
+fn visit_nested(r: &Region, f: &mut NestedVisit<'_>) -> Result<()> {
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {

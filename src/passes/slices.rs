@@ -304,3 +304,191 @@ impl KernelCtx {
 pub fn params_around(st: &State, scope: Option<NodeId>) -> BTreeSet<String> {
     enclosing_params(st, scope)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{CompileOptions, Mode, Target};
+    use crate::passes::{Memory, Program, prepare};
+
+    fn load(rel: &str) -> Sdfg {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(rel);
+        crate::driver::load_valid(&p).expect("fixture loads")
+    }
+
+    fn prepared(sdfg: Sdfg, offload: bool, mode: Option<Mode>) -> crate::diag::Result<Program> {
+        let opts = CompileOptions {
+            offload,
+            mode,
+            ..CompileOptions::new(Target::Cuda)
+        };
+        prepare(sdfg, &opts)
+    }
+
+    /// The nested SDFG called in the kernel of `nested_transient_parallel_map`.
+    fn nested_node(sdfg: &mut Sdfg) -> &mut NestedSdfg {
+        let BlockKind::State(st) = &mut sdfg.body.blocks[0].kind else {
+            panic!("state");
+        };
+        st.nodes
+            .iter_mut()
+            .find_map(|n| match &mut n.kind {
+                NodeKind::Nested(ns) => Some(ns),
+                _ => None,
+            })
+            .expect("nested SDFG")
+    }
+
+    #[test]
+    fn a_nested_transient_of_symbolic_size_gets_one_copy_per_map_iteration_in_every_mode() {
+        // rows[i=0:M] calls row_work, whose transient `tmp` has shape [N].
+        for mode in [
+            None,
+            Some(Mode::Scoped),
+            Some(Mode::Pool),
+            Some(Mode::Persistent),
+            Some(Mode::External),
+        ] {
+            let sdfg = load("corpus/nested_transient_parallel_map/program.sdfg");
+            let p = prepared(sdfg, true, mode).expect("offloads");
+            let (id, t) = p
+                .alloc
+                .transients
+                .iter()
+                .find(|((id, n), _)| *id != 0 && n == "tmp")
+                .map(|((id, _), t)| (*id, t))
+                .expect("tmp is planned");
+            let s = t.slice.as_ref().expect("tmp has per-thread copies");
+            assert_eq!(s.host_sdfg, 0);
+            assert_eq!(s.elements, Expr::sym("N"));
+            let copies = crate::ir::simplify::eval_int(&s.copies, &mut |n| (n == "M").then_some(7));
+            assert_eq!(
+                copies,
+                Some(7),
+                "one copy per iteration of rows: {:?}",
+                s.copies
+            );
+            assert!(p.alloc.is_device(id, "tmp"));
+            assert!(
+                p.alloc
+                    .slices_of(0, &s.state, s.kernel)
+                    .contains(&(id, "tmp".to_string()))
+            );
+            let memory_ok = match mode {
+                Some(Mode::Pool) => t.memory == Memory::Pool,
+                Some(Mode::Persistent) => t.memory == Memory::Persistent,
+                Some(Mode::External) => matches!(t.memory, Memory::External { .. }),
+                _ => t.memory == Memory::Heap,
+            };
+            assert!(memory_ok, "{mode:?}: {:?}", t.memory);
+            if mode == Some(Mode::External) {
+                let slot = p.alloc.external[&Storage::GpuGlobal]
+                    .iter()
+                    .find(|x| x.sdfg == id && x.name == "tmp")
+                    .expect("a workspace slot");
+                let n = crate::ir::simplify::eval_int(&slot.elements, &mut |n| match n {
+                    "M" => Some(7),
+                    "N" => Some(5),
+                    _ => None,
+                });
+                assert_eq!(n, Some(35), "M copies of N elements: {:?}", slot.elements);
+            }
+            if mode == Some(Mode::Persistent) {
+                assert!(t.top_elements.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn the_kernel_passes_each_thread_its_copy_and_device_code_allocates_nothing() {
+        let opts = CompileOptions {
+            offload: true,
+            ..CompileOptions::new(Target::Cuda)
+        };
+        let sdfg = load("corpus/nested_transient_parallel_map/program.sdfg");
+        let outs = crate::driver::generate_sdfg(sdfg, &opts).expect("generates");
+        let cu = &outs.iter().find(|(n, _)| n.ends_with(".cu")).unwrap().1;
+        let device: Vec<&str> = cu
+            .split("\n}\n")
+            .filter(|f| f.contains("__device__") || f.contains("__global__"))
+            .collect();
+        assert!(!device.is_empty());
+        for f in &device {
+            assert!(!f.contains("Malloc") && !f.contains("sdfgc_alloc"), "{f}");
+        }
+        // The flat iteration index (`__tx`) times the elements of one copy.
+        assert!(
+            cu.contains(
+                "__slice_1_tmp = __slices_1_tmp + static_cast<size_t>(__tx * (1)) * static_cast<size_t>(N);"
+            ),
+            "{cu}"
+        );
+        assert!(cu.contains("double * __restrict__ tmp = __slice_1_tmp;"));
+    }
+
+    #[test]
+    fn a_map_scoped_transient_of_a_gpu_sdfg_gets_per_thread_copies_too() {
+        // DaCe's own GPU SDFG: `__tmp1` ([N, K, K, C_in, C_out]) in the
+        // scope of the GPU_Device map over (i, j).
+        let p = prepared(
+            load("npbench/conv2d_bias/program.gpu.autoopt.sdfg"),
+            false,
+            None,
+        )
+        .expect("compiles");
+        let s = p.alloc.get(0, "__tmp1").unwrap().slice.as_ref().unwrap();
+        let env = |n: &str| match n {
+            "H" | "W" => Some(10),
+            "K" => Some(3),
+            "N" | "C_in" | "C_out" => Some(2),
+            _ => None,
+        };
+        let mut f = env;
+        assert_eq!(crate::ir::simplify::eval_int(&s.copies, &mut f), Some(64));
+        assert_eq!(crate::ir::simplify::eval_int(&s.elements, &mut f), Some(72));
+    }
+
+    #[test]
+    fn a_size_that_changes_inside_the_kernel_is_refused_by_name() {
+        // The nested SDFG's N is the kernel's map parameter: each thread
+        // would need a different size.
+        let mut sdfg = load("corpus/nested_transient_parallel_map/program.sdfg");
+        let ns = nested_node(&mut sdfg);
+        ns.symbol_mapping.insert("N".into(), Expr::sym("i"));
+        let e = prepared(sdfg, true, None).expect_err("refused");
+        assert_eq!(e.kind, crate::diag::ErrorKind::Unsupported);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("of nested SDFG 'row_work'")
+                && msg.contains("depends on 'N'")
+                && msg.contains("changes inside the kernel"),
+            "{msg}"
+        );
+        // A transient of the launching SDFG sized by the map parameter.
+        let mut sdfg = load("npbench/conv2d_bias/program.gpu.autoopt.sdfg");
+        let d = sdfg.arrays.get_mut("__tmp1").unwrap();
+        d.shape[0] = Expr::sym("i");
+        d.total_size = Expr::bin(BinaryOp::Mul, d.total_size.clone(), Expr::sym("i"));
+        let e = prepared(sdfg, false, None).expect_err("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("transient '__tmp1'") && msg.contains("depends on 'i'"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn small_constant_arrays_stay_on_the_stack() {
+        let mut d = load("corpus/nested_transient_parallel_map/program.sdfg").arrays["row"].clone();
+        d.total_size = Expr::Int(16);
+        assert!(!needs_slice(&d));
+        d.total_size = Expr::Int(5000);
+        assert!(needs_slice(&d));
+        d.total_size = Expr::sym("N");
+        assert!(needs_slice(&d));
+        d.kind = DataKind::Scalar;
+        assert!(!needs_slice(&d));
+    }
+}
