@@ -578,7 +578,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             p.device.insert((sdfg.id, name.clone()));
         }
         // Inside a kernel, too large for a thread's stack: per-thread copies.
-        if d.kind == DataKind::Array && slices::needs_slice(d) {
+        if cx.gpu && d.kind == DataKind::Array && slices::needs_slice(d) {
             let around = match &scope {
                 AllocScope::Map(path, entry) => {
                     find_state(&sdfg.body, path).map(|st| (path.as_str(), st, *entry))
