@@ -13,6 +13,7 @@ use crate::ir::*;
 use crate::options::{CompileOptions, Mode, Target};
 use crate::passes::abi::Abi;
 use crate::passes::bounds::{bound_over_loops, loop_ranges};
+use crate::passes::slices::{self, KernelCtx, KernelSlice};
 use crate::passes::span;
 
 /// Where the bytes of a transient come from.
@@ -69,6 +70,11 @@ pub struct Transient {
     /// `top_elements` per thread ([`THREADS`] copies), and each thread uses
     /// copy `omp_get_thread_num()`.
     pub per_thread: bool,
+    /// Allocated inside a GPU kernel with a size that is not a small
+    /// compile-time constant: one copy per thread in a device buffer that
+    /// the launching function provides (`memory` says how; see
+    /// [`crate::passes::slices`]).
+    pub slice: Option<KernelSlice>,
 }
 
 /// The symbol that stands for the number of threads a parallel region of the
@@ -127,6 +133,9 @@ pub struct AllocPlan {
     /// them at init or in the workspace, so they are allocated during the
     /// call, where that symbol has its value, in every mode.
     pub sized_in_call: BTreeSet<(u32, String)>,
+    /// Transients (SDFG id, name) with per-thread copies, by the kernel
+    /// whose launch provides them: (launching SDFG id, state JSON pointer, map entry).
+    pub kernel_slices: BTreeMap<(u32, String, NodeId), Vec<(u32, String)>>,
 }
 
 impl AllocPlan {
@@ -164,6 +173,15 @@ impl AllocPlan {
             .unwrap_or(&[])
     }
 
+    /// The transients with per-thread copies in the kernel of map `entry`
+    /// in state `path` of SDFG `sdfg`.
+    pub fn slices_of(&self, sdfg: u32, path: &str, entry: NodeId) -> &[(u32, String)] {
+        self.kernel_slices
+            .get(&(sdfg, path.to_string(), entry))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
     /// The plan of a transient.
     pub fn get(&self, sdfg: u32, name: &str) -> Option<&Transient> {
         self.transients.get(&(sdfg, name.to_string()))
@@ -183,9 +201,16 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
         in_kernel: false,
         device_args: BTreeSet::new(),
         per_thread: false,
+        kernel: None,
     };
     plan_sdfg(sdfg, &cx, &mut p)?;
     for ((id, name), t) in &p.transients {
+        if let Some(s) = &t.slice {
+            p.kernel_slices
+                .entry((s.host_sdfg, s.state.clone(), s.kernel))
+                .or_default()
+                .push((*id, name.clone()));
+        }
         p.by_scope
             .entry((*id, t.scope.clone()))
             .or_default()
@@ -435,6 +460,8 @@ struct Ctx<'a> {
     /// The SDFG is called inside a parallel CPU region (CPU targets only):
     /// its Persistent and External transients get one copy per thread.
     per_thread: bool,
+    /// The SDFG runs inside a GPU kernel: the kernel and the symbols fixed for its launch.
+    kernel: Option<KernelCtx>,
 }
 
 /// True if a transient's access nodes touch a GPU_Device map at top level
@@ -549,6 +576,61 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         }
         if device {
             p.device.insert((sdfg.id, name.clone()));
+        }
+        // Inside a kernel, too large for a thread's stack: per-thread copies.
+        if cx.gpu && d.kind == DataKind::Array && slices::needs_slice(d) {
+            let around = match &scope {
+                AllocScope::Map(path, entry) => {
+                    find_state(&sdfg.body, path).map(|st| (path.as_str(), st, *entry))
+                }
+                _ => None,
+            };
+            let kctx = match (&cx.kernel, around) {
+                (Some(k), _) => Some(k.clone()),
+                (None, Some((path, st, entry)))
+                    if !cx.in_kernel && in_gpu_scope(st, Some(entry)) =>
+                {
+                    slices::kernel_ctx(sdfg, st, path, Some(entry)).map(|mut k| {
+                        k.to_top = cx.to_top.cloned();
+                        k.loops = loops.get(path).cloned().unwrap_or_default();
+                        k
+                    })
+                }
+                _ => None,
+            };
+            if let Some(k) = kctx {
+                let inner = around
+                    .map(|(_, st, entry)| slices::params_around(st, Some(entry)))
+                    .unwrap_or_default();
+                let slice = k.slice(sdfg, &assigned, &inner, name, d)?;
+                let total = simplify(&Expr::bin(
+                    BinaryOp::Mul,
+                    slice.copies.clone(),
+                    slice.elements.clone(),
+                ));
+                let top = k.to_top.as_ref().and_then(|m| {
+                    in_top_symbols(&total, m, cx.top_symbols).or_else(|| {
+                        let bound = bound_over_loops(&total, &k.loops)?;
+                        in_top_symbols(&bound, m, cx.top_symbols)
+                    })
+                });
+                let memory = slice_memory(cx.mode, d, top.clone(), sdfg.id, name, p);
+                p.device.insert((sdfg.id, name.clone()));
+                p.transients.insert(
+                    (sdfg.id, name.clone()),
+                    Transient {
+                        top_elements: matches!(memory, Memory::Persistent)
+                            .then_some(top)
+                            .flatten(),
+                        memory,
+                        scope,
+                        zero,
+                        per_thread: false,
+                        slice: Some(slice),
+                    },
+                );
+                continue;
+            }
         }
         let mut top_size = None;
         // CPU targets: a heap array that lives in one map iteration, or a
@@ -670,14 +752,30 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 zero,
                 top_elements,
                 per_thread: slotted && per_thread,
+                slice: None,
             },
         );
     }
     // Nested SDFGs.
     visit_nested(
         &sdfg.body,
-        &mut |st: &State, id: NodeId, ns: &NestedSdfg, in_gpu_map: bool| {
+        &mut |st: &State, path: &str, id: NodeId, ns: &NestedSdfg, in_gpu_map: bool| {
             let node = &st.nodes[id.index()];
+            // Inside a kernel: the kernel and the symbols fixed for its launch.
+            let kernel = match &cx.kernel {
+                Some(k) => Some(k.nested(sdfg, &assigned, st, node.scope, ns)),
+                None if in_gpu_map && !cx.in_kernel => {
+                    slices::kernel_ctx(sdfg, st, path, node.scope).map(|k| {
+                        let k = k.nested(sdfg, &assigned, st, node.scope, ns);
+                        KernelCtx {
+                            to_top: cx.to_top.cloned(),
+                            loops: loops.get(path).cloned().unwrap_or_default(),
+                            ..k
+                        }
+                    })
+                }
+                None => None,
+            };
             let in_map = node.scope.is_some();
             // CPU targets: called inside a parallel map, every thread calls it
             // with its own copy of its slots; inside a sequential map one call
@@ -719,23 +817,25 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 in_kernel: cx.in_kernel || in_gpu_map,
                 device_args,
                 per_thread,
+                kernel,
             };
             plan_sdfg(&ns.sdfg, &inner, p)
         },
     )
 }
 
-/// Calls `f` for every nested SDFG node (state, node id, node, inside a GPU map).
-fn visit_nested(
-    r: &Region,
-    f: &mut dyn FnMut(&State, NodeId, &NestedSdfg, bool) -> Result<()>,
-) -> Result<()> {
+/// What [`visit_nested`] calls for each nested SDFG node: (state, its JSON
+/// pointer, node id, node, inside a GPU map).
+type NestedVisit<'v> = dyn FnMut(&State, &str, NodeId, &NestedSdfg, bool) -> Result<()> + 'v;
+
+/// Calls `f` for every nested SDFG node.
+fn visit_nested(r: &Region, f: &mut NestedVisit<'_>) -> Result<()> {
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
                 for (i, n) in st.nodes.iter().enumerate() {
                     if let NodeKind::Nested(ns) = &n.kind {
-                        f(st, NodeId(i as u32), ns, in_gpu_scope(st, n.scope))?;
+                        f(st, &b.path, NodeId(i as u32), ns, in_gpu_scope(st, n.scope))?;
                     }
                 }
             }
@@ -749,6 +849,60 @@ fn visit_nested(
         }
     }
     Ok(())
+}
+
+/// The memory of the per-thread copies of a transient (all copies in
+/// `top` elements of the top-level symbols, when they can be counted
+/// there): what the mode gives a device transient; persistent and workspace
+/// memory need `top`, else the copies are allocated at each launch.
+fn slice_memory(
+    mode: Option<Mode>,
+    d: &DataDesc,
+    top: Option<Expr>,
+    sdfg: u32,
+    name: &str,
+    p: &mut AllocPlan,
+) -> Memory {
+    let scoped = if mode == Some(Mode::Pool) || (mode.is_none() && d.pool) {
+        Memory::Pool
+    } else {
+        Memory::Heap
+    };
+    let wanted = match mode {
+        None => match d.lifetime {
+            Lifetime::Persistent | Lifetime::Global => Memory::Persistent,
+            Lifetime::External => Memory::External {
+                storage: Storage::GpuGlobal,
+                slot: 0,
+            },
+            _ => scoped.clone(),
+        },
+        Some(Mode::Scoped) | Some(Mode::Pool) => scoped.clone(),
+        Some(Mode::Persistent) => Memory::Persistent,
+        Some(Mode::External) => Memory::External {
+            storage: Storage::GpuGlobal,
+            slot: 0,
+        },
+    };
+    match (wanted, top) {
+        (Memory::External { storage, .. }, Some(elements)) => {
+            let slots = p.external.entry(storage).or_default();
+            slots.push(ExternalSlot {
+                sdfg,
+                name: name.to_string(),
+                dtype: d.dtype,
+                elements,
+                per_thread: false,
+            });
+            Memory::External {
+                storage,
+                slot: slots.len() - 1,
+            }
+        }
+        (Memory::Persistent, Some(_)) => Memory::Persistent,
+        (Memory::External { .. } | Memory::Persistent, None) => scoped,
+        (m, _) => m,
+    }
 }
 
 /// The state at JSON pointer `path`.

@@ -10,6 +10,7 @@ pub mod inplace;
 pub mod layout;
 pub mod liveness;
 pub mod offload;
+pub mod slices;
 pub mod span;
 pub mod structure;
 

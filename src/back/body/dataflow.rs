@@ -99,9 +99,12 @@ impl FnWriter<'_> {
             let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
-            if matches!(plan.memory, Memory::Heap | Memory::Pool)
-                || (plan.memory == Memory::Local
-                    && matches!(self.access.get(name), Some(Access::Ptr(_))))
+            // Device code allocates nothing (copies of the thread, stack arrays).
+            let held = plan.slice.is_some() || (self.in_kernel && plan.memory == Memory::Local);
+            if !held
+                && (matches!(plan.memory, Memory::Heap | Memory::Pool)
+                    || (plan.memory == Memory::Local
+                        && matches!(self.access.get(name), Some(Access::Ptr(_)))))
             {
                 let (alloc, free) = self.alloc_free(name, d, &plan.memory);
                 self.out.line(alloc);
@@ -325,6 +328,18 @@ impl FnWriter<'_> {
             let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
+            if plan.slice.is_some() {
+                // The thread's copy, which the kernel computed.
+                let ct = d.dtype.ctype();
+                let slice = crate::passes::slices::slice_name(sdfg.id, name);
+                self.out
+                    .line(format!("{ct} * __restrict__ {name} = {slice};"));
+                if plan.zero {
+                    let z = self.zero_stmt(name, d);
+                    self.out.line(z);
+                }
+                continue;
+            }
             if matches!(plan.memory, Memory::Persistent | Memory::External { .. }) {
                 // A slot (one copy per thread in a parallel map) instead of a heap array.
                 let decl = self.slot_pointer(name, d, plan.per_thread);
@@ -771,6 +786,20 @@ impl FnWriter<'_> {
             sym_params.insert(k.clone());
         }
         if self.in_kernel {
+            // The calling thread's copies of the transients of the SDFGs it calls.
+            let mut ids = BTreeSet::new();
+            inner.for_each_sdfg(&mut |s| {
+                ids.insert(s.id);
+            });
+            for ((sid, name), t) in &self.p.alloc.transients {
+                if let Some(s) = &t.slice
+                    && ids.contains(sid)
+                {
+                    let slice = crate::passes::slices::slice_name(*sid, name);
+                    params.push(format!("{} *{slice}", s.dtype.ctype()));
+                    args.push(slice);
+                }
+            }
             // Device functions get the device copies of the constant arrays they read.
             let (p, a) = self.constant_params(&crate::back::body::constants::used_by_sdfg(inner));
             params.extend(p);

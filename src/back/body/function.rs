@@ -197,6 +197,32 @@ impl<'a> FnWriter<'a> {
                 continue;
             };
             let ct = d.dtype.ctype();
+            if plan.slice.is_some() {
+                // The calling thread's copy, from the kernel (declared in the
+                // map body when the transient lives in a map).
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                if self.in_kernel && !matches!(plan.scope, AllocScope::Map(..)) {
+                    let slice = crate::passes::slices::slice_name(sdfg.id, name);
+                    self.decls
+                        .line(format!("{ct} * __restrict__ {name} = {slice};"));
+                    if plan.zero {
+                        self.zero_at_scope(&plan.scope, name, d);
+                    }
+                }
+                continue;
+            }
+            if self.in_kernel
+                && plan.memory == Memory::Local
+                && d.kind != DataKind::Scalar
+                && !matches!(plan.scope, AllocScope::Map(..))
+                && let Some(n) = self.const_size(d).filter(|n| *n > 1 && *n <= 4096)
+            {
+                // A small array of a device function: on the thread's stack.
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                self.decls
+                    .line(format!("[[maybe_unused]] {ct} {name}[{n}] = {{}};"));
+                continue;
+            }
             match (&plan.memory, &plan.scope) {
                 (Memory::Local, AllocScope::Map(..)) => {
                     // Declared inside the map body.
@@ -295,6 +321,12 @@ impl<'a> FnWriter<'a> {
         );
         match (self.access.get(name), self.gpu) {
             (Some(Access::Value(v)), _) => format!("{v} = {}(0);", d.dtype.ctype()),
+            // Device code: the thread zeroes its own array.
+            (_, Some(_)) if self.in_kernel => format!(
+                "for (int64_t __z = 0; __z < static_cast<int64_t>({}); ++__z) {name}[__z] = {}();",
+                self.sym(&d.total_size),
+                d.dtype.ctype()
+            ),
             (_, Some(g)) if self.is_device(name) => {
                 format!(
                     "sdfgc_gpu_check({}({name}, 0, {bytes}, {}), \"{}\");",

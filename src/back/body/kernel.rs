@@ -12,6 +12,7 @@ use crate::back::emit::Emitter;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
+use crate::passes::slices::{self, KernelSlice};
 use crate::passes::{AllocScope, Memory};
 
 /// Default block sizes (gt4py's): 1-D maps 64 threads, 2-D and more 32 x 8.
@@ -171,10 +172,12 @@ impl FnWriter<'_> {
             {
                 continue;
             }
-            // Containers that live inside the kernel are declared there.
+            // Containers that live inside the kernel are declared there
+            // (per-thread copies point into the buffer the kernel receives).
             if let Some(plan) = self.p.alloc.get(self.sdfg.id, d)
-                && plan.memory == Memory::Local
-                && matches!(&plan.scope, AllocScope::Map(_, e) if nodes.contains(e))
+                && (plan.slice.is_some()
+                    || (plan.memory == Memory::Local
+                        && matches!(&plan.scope, AllocScope::Map(_, e) if nodes.contains(e))))
             {
                 continue;
             }
@@ -300,7 +303,36 @@ impl FnWriter<'_> {
             .flat_map(|r| [&r.start, &r.end, &r.step])
             .collect();
         let nodes = self.scope_nodes(ctx, id);
-        let iface = self.interface(ctx, &nodes, &range_exprs)?;
+        // Per-thread copies of transients too large for a thread's stack.
+        let slices: Vec<(u32, String, KernelSlice)> = self
+            .p
+            .alloc
+            .slices_of(self.sdfg.id, ctx.path, id)
+            .iter()
+            .filter_map(|(sid, n)| {
+                let t = self.p.alloc.get(*sid, n)?;
+                Some((*sid, n.clone(), t.slice.clone()?))
+            })
+            .collect();
+        if !slices.is_empty() && tb_block.is_some() {
+            return Err(Error::unsupported(
+                &node.path,
+                format!(
+                    "GPU map '{}' has GPU_ThreadBlock maps and transients with per-thread copies",
+                    m.label
+                ),
+            ));
+        }
+        let mut extra = range_exprs.clone();
+        extra.extend(slices.iter().map(|(_, _, s)| &s.elements));
+        let mut iface = self.interface(ctx, &nodes, &extra)?;
+        for (sid, n, s) in &slices {
+            let base = slices::base_name(*sid, n);
+            iface
+                .params
+                .push(format!("{} * __restrict__ {base}", s.dtype.ctype()));
+            iface.args.push(base);
+        }
         let name = self.kernel_name(&m.label);
         // Thread index -> map parameters: in thread order (the parameter that
         // indexes the stride-1 dimension of the accesses last; see
@@ -318,6 +350,8 @@ impl FnWriter<'_> {
             .collect();
         let mut grid = ["1".to_string(), "1".to_string(), "1".to_string()];
         let mut guards = Vec::new();
+        // The flat index of the thread's map iteration: `0..iterations`.
+        let (mut flat, mut below) = (Vec::new(), String::from("1"));
         for (a, params) in &dims {
             let ax = axis[*a];
             let total = params
@@ -327,6 +361,8 @@ impl FnWriter<'_> {
                 .unwrap_or(Expr::Int(1));
             let total = self.sym(&total);
             guards.push(format!("({total}) > 0"));
+            flat.push(format!("__t{ax} * ({below})"));
+            below = format!("{below} * ({total})");
             if tb_block.is_some() {
                 // One block per point of the range (DaCe's grid with thread-block maps).
                 head.line(format!("const int64_t __t{ax} = blockIdx.{ax};"));
@@ -365,6 +401,16 @@ impl FnWriter<'_> {
                 rem = format!("({rem} / ({ext}))");
             }
         }
+        for (sid, n, s) in &slices {
+            head.line(format!(
+                "[[maybe_unused]] {} * {} = {} + static_cast<size_t>({}) * static_cast<size_t>({});",
+                s.dtype.ctype(),
+                slices::slice_name(*sid, n),
+                slices::base_name(*sid, n),
+                flat.join(" + "),
+                self.sym(&s.elements)
+            ));
+        }
         let body = self.device_body(|w| {
             w.parallel_params = Some(m.params.clone());
             w.tb = tb_block.map(BlockCtx::new);
@@ -395,6 +441,12 @@ impl FnWriter<'_> {
         self.out.line(format!("// GPU map {}", self.map_label(m)));
         self.op_begin(ctx, id, true);
         self.out.open(format!("if ({})", guards.join(" && ")));
+        let mut frees = Vec::new();
+        for (sid, n, s) in &slices {
+            let (decl, free) = self.slice_buffer(*sid, n, s);
+            self.out.line(decl);
+            frees.extend(free);
+        }
         self.out.line(format!(
             "const dim3 __grid({}, {}, {});",
             grid[0], grid[1], grid[2]
@@ -412,9 +464,48 @@ impl FnWriter<'_> {
             "sdfgc_gpu_check({}(), \"launch {name}\");",
             g.api("GetLastError")
         ));
+        for f in frees {
+            self.out.line(f);
+        }
         self.out.close();
         self.op_end(id);
         Ok(())
+    }
+
+    /// The host declaration of the buffer of a transient's per-thread copies
+    /// (its persistent or workspace member, or an allocation for this
+    /// launch) and the statement that frees it after the launch.
+    fn slice_buffer(&self, sid: u32, name: &str, s: &KernelSlice) -> (String, Option<String>) {
+        let g = self.gpu.expect("GPU target");
+        let ct = s.dtype.ctype();
+        let base = slices::base_name(sid, name);
+        let memory = self.p.alloc.get(sid, name).map(|t| t.memory.clone());
+        if matches!(memory, Some(Memory::Persistent | Memory::External { .. })) {
+            let member = crate::back::body::function::member_name(sid, name);
+            return (format!("{ct} * {base} = __state->{member};"), None);
+        }
+        let bytes = format!(
+            "sizeof({ct}) * static_cast<size_t>({}) * static_cast<size_t>({})",
+            self.sym(&s.copies),
+            self.sym(&s.elements)
+        );
+        let stream = self.stream();
+        let (alloc, free) = if memory == Some(Memory::Pool) {
+            let (m, f) = (g.api("MallocAsync"), g.api("FreeAsync"));
+            (
+                format!(
+                    "sdfgc_gpu_check({m}((void **)&{base}, {bytes}, {stream}), \"{m} {name}\");"
+                ),
+                format!("sdfgc_gpu_check({f}({base}, {stream}), \"{f} {name}\");"),
+            )
+        } else {
+            let (m, f) = (g.api("Malloc"), g.api("Free"));
+            (
+                format!("sdfgc_gpu_check({m}((void **)&{base}, {bytes}), \"{m} {name}\");"),
+                format!("sdfgc_gpu_check({f}({base}), \"{f} {name}\");"),
+            )
+        };
+        (format!("{ct} * {base} = nullptr;\n{alloc}"), Some(free))
     }
 
     /// A code node on the host that touches device memory: runs in one GPU thread.

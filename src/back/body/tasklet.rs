@@ -843,6 +843,8 @@ impl<'a> FnWriter<'a> {
         match self.p.alloc.get(self.sdfg.id, data) {
             // One copy per thread of the parallel region (CPU).
             Some(t) if t.per_thread => true,
+            // One copy per GPU thread.
+            Some(t) if t.slice.is_some() => true,
             Some(t) => match t.memory {
                 crate::passes::Memory::Local => {
                     matches!(t.scope, crate::passes::AllocScope::Map(..)) || self.sdfg.id != 0

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::diag::{Error, Result};
+use crate::diag::Result;
 use crate::ir::*;
 
 use super::OffloadStats;
@@ -140,23 +140,6 @@ pub(super) fn place(sdfg: &mut Sdfg, stats: &mut OffloadStats) -> Result<BTreeSe
             }
         }
     });
-    // Nested SDFGs now inside kernels: each thread holds their transients.
-    let mut unsized_found = None;
-    each_state(&sdfg.body, &mut |st| {
-        for n in st.nodes.iter().filter(|n| n.scope.is_some()) {
-            if let (NodeKind::Nested(ns), None) = (&n.kind, &unsized_found) {
-                unsized_found = unsized_in_kernel(&ns.sdfg);
-            }
-        }
-    });
-    if let Some((path, what)) = unsized_found {
-        return Err(Error::unsupported(
-            path,
-            format!(
-                "--offload: {what} runs inside a GPU kernel, and its size is not a compile-time constant (a thread cannot allocate it)"
-            ),
-        ));
-    }
     Ok(levels)
 }
 
@@ -203,27 +186,6 @@ fn sequential_below(st: &mut State, entry: NodeId) {
             _ => {}
         }
     }
-}
-
-/// A transient of a nested SDFG that runs inside a kernel needs a size known
-/// at compile time (each thread holds its own): the first one that has not.
-pub(super) fn unsized_in_kernel(sdfg: &Sdfg) -> Option<(String, String)> {
-    let mut found = None;
-    sdfg.for_each_sdfg(&mut |s| {
-        for (name, d) in &s.arrays {
-            if found.is_none()
-                && d.transient
-                && d.kind == DataKind::Array
-                && crate::ir::simplify::eval_int(&d.total_size, &mut |_| None).is_none()
-            {
-                found = Some((
-                    d.path.clone(),
-                    format!("'{name}' of nested SDFG '{}'", s.name),
-                ));
-            }
-        }
-    });
-    found
 }
 
 /// Every map of an SDFG that runs inside a kernel becomes sequential.
