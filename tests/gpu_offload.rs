@@ -5,16 +5,38 @@
 //! dereference of device memory crashes the run) with the case's inputs,
 //! poisoned workspaces, in the default and the external memory mode, with
 //! the program's own (host) C ABI.
+//!
+//! `--offload=device-args`: fixtures that host arguments cannot offload
+//! (an argument's device twin cannot be sized) run with device arguments
+//! instead, which the harness puts in device memory as it does for GPU
+//! fixtures; and the external-mode runs of [`DEVICE_ARGS_CHECKS`] use
+//! device arguments too (host reads of device arguments in conditions
+//! included), as a check of the mode at no extra run.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::corpus::{
-    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, offload_variants, run_parallel,
+    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, generate_offloaded, offload_variants,
+    run_parallel,
 };
-use common::harness::{RunOptions, run_case};
-use sdfgc::driver::{CompileOptions, Mode, Target};
+use common::harness::{DeviceDriver, RunOptions, run_case};
+use sdfgc::driver::{CompileOptions, Mode, OffloadArgs, Target};
+
+/// Fixtures whose external-mode run uses `--offload=device-args` (their
+/// interstate code reads arguments the kernels write).
+const DEVICE_ARGS_CHECKS: [&str; 3] = [
+    "corpus/control_flow_state_machine/program.sdfg",
+    "corpus/interstate_float_cond/program.sdfg",
+    "corpus/seidel_2d/program.sdfg",
+];
+
+/// True if the run of `dir/variant` in `mode` is one of [`DEVICE_ARGS_CHECKS`].
+fn device_args_check(dir: &Path, variant: &str, mode: Option<Mode>) -> bool {
+    let file = dir.join(variant);
+    mode == Some(Mode::External) && DEVICE_ARGS_CHECKS.iter().any(|c| file.ends_with(c))
+}
 
 /// Runs one offloaded fixture; `Ok(Some(reason))` when sdfgc refuses it by name.
 fn run_one(
@@ -27,10 +49,16 @@ fn run_one(
         mode,
         streams,
         offload: true,
+        offload_args: if device_args_check(dir, variant, mode) {
+            OffloadArgs::DeviceArgs
+        } else {
+            OffloadArgs::HostArgs
+        },
+        check_pointers: true,
         output: work.to_path_buf(),
         ..CompileOptions::new(Target::Cuda)
     };
-    let outs = match sdfgc::driver::generate(&dir.join(variant), &opts) {
+    let (outs, device_arrays) = match generate_offloaded(&dir.join(variant), &opts) {
         Ok(outs) => outs,
         Err(e) if e.kind == sdfgc::diag::ErrorKind::Unsupported => return Ok(Some(e.to_string())),
         Err(e) => return Err(format!("generate: {e}")),
@@ -41,12 +69,16 @@ fn run_one(
         .ok_or("no GPU source")?;
     let lib = work.join("lib.so");
     common::emu::build_library(src, work, &lib)?;
+    // Device arguments: the harness passes device memory, as for GPU fixtures.
+    let on_device = !device_arrays.is_empty();
     let run = RunOptions {
         variant: variant.to_string(),
         poison: true,
         workspace_exact: true,
         repeat: 2,
-        emulated_device: true,
+        emulated_device: !on_device,
+        real_device: on_device.then(|| DeviceDriver::Emulated(common::emu::include_dir())),
+        device_arrays,
         ..Default::default()
     };
     let report = run_case(dir, &lib, &run)?;
