@@ -8,8 +8,9 @@
 //!
 //! `--offload=device-args`: fixtures that host arguments cannot offload
 //! (an argument's device twin cannot be sized) run with device arguments
-//! instead, which the harness puts in device memory as it does for GPU
-//! fixtures; and the external-mode runs of [`DEVICE_ARGS_CHECKS`] use
+//! instead (in one memory mode: external for an `*external*` variant, the
+//! default otherwise), which the harness puts in device memory as it does
+//! for GPU fixtures; and the external-mode runs of [`DEVICE_ARGS_CHECKS`] use
 //! device arguments too (host reads of device arguments in conditions
 //! included), as a check of the mode at no extra run.
 
@@ -58,19 +59,41 @@ fn run_one(
         output: work.to_path_buf(),
         ..CompileOptions::new(Target::Cuda)
     };
-    let (outs, device_arrays) = match generate_offloaded(&dir.join(variant), &opts) {
+    // A fixture only device arguments offload runs in one mode (CI time):
+    // external for an `*external*` variant, the default otherwise.
+    let skip = |device_args: bool| {
+        device_args
+            && opts.offload_args == OffloadArgs::HostArgs
+            && (mode == Some(Mode::External)) != variant.contains("external")
+    };
+    run_offloaded(dir, variant, &opts, work, skip)
+}
+
+/// Generates (host arguments, else device arguments where host ones cannot
+/// be sized), builds and runs one fixture unless `skip(device arguments)`.
+fn run_offloaded(
+    dir: &Path,
+    variant: &str,
+    opts: &CompileOptions,
+    work: &Path,
+    skip: impl Fn(bool) -> bool,
+) -> Result<Option<String>, String> {
+    let (outs, device_arrays) = match generate_offloaded(&dir.join(variant), opts) {
         Ok(outs) => outs,
         Err(e) if e.kind == sdfgc::diag::ErrorKind::Unsupported => return Ok(Some(e.to_string())),
         Err(e) => return Err(format!("generate: {e}")),
     };
+    // Device arguments: the harness passes device memory, as for GPU fixtures.
+    let on_device = !device_arrays.is_empty();
+    if skip(on_device) {
+        return Ok(None);
+    }
     let (_, src) = outs
         .iter()
         .find(|(n, _)| n.ends_with(".cu"))
         .ok_or("no GPU source")?;
     let lib = work.join("lib.so");
     common::emu::build_library(src, work, &lib)?;
-    // Device arguments: the harness passes device memory, as for GPU fixtures.
-    let on_device = !device_arrays.is_empty();
     let run = RunOptions {
         variant: variant.to_string(),
         poison: true,
@@ -150,4 +173,34 @@ fn every_cpu_fixture_offloads_and_runs_on_the_emulated_runtime() {
         refused.join("\n")
     );
     assert_all_passed("offloaded runs", tasks.len(), &failures);
+}
+
+/// `--host-map`: the outer map stays a host loop and the maps (or the
+/// nested SDFG's maps) below it become kernels launched per iteration; one
+/// of the two fixtures is refused without it (its kernel would need a
+/// per-thread array of symbolic size), and runs with it.
+#[test]
+fn host_maps_launch_the_kernels_below_them_per_iteration() {
+    let root = common::corpus::fixtures().join("corpus");
+    let tasks = [
+        ("nested_transient_parallel_map", "rows"),
+        ("view_in_map_scope", "rows"),
+    ];
+    let failures = run_parallel(
+        &tasks,
+        |(case, label)| format!("{case} --host-map {label}"),
+        |(case, label), work| {
+            let opts = CompileOptions {
+                offload: true,
+                host_maps: vec![label.to_string()],
+                output: work.to_path_buf(),
+                ..CompileOptions::new(Target::Cuda)
+            };
+            match run_offloaded(&root.join(case), "program.sdfg", &opts, work, |_| false)? {
+                Some(why) => Err(format!("refused: {why}")),
+                None => Ok(()),
+            }
+        },
+    );
+    assert_all_passed("--host-map runs", tasks.len(), &failures);
 }

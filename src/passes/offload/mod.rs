@@ -229,4 +229,6 @@ fn host_level(
 }
 
 #[cfg(test)]
+mod host_tests;
+#[cfg(test)]
 mod tests;

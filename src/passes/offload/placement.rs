@@ -142,6 +142,7 @@ pub(super) fn place(
     matched: &mut BTreeSet<String>,
 ) -> Result<BTreeSet<String>> {
     let mut levels = BTreeSet::new();
+    let mut refused: Option<Error> = None;
     each_state_mut(&mut sdfg.body, &mut |st| {
         let n = st.nodes.len();
         for i in 0..n {
@@ -158,7 +159,9 @@ pub(super) fn place(
                             path: st.nodes[i].path.clone(),
                             why: "--host-map: a host loop launching the maps below it".into(),
                         });
-                        host_map(st, id, stats, &mut levels);
+                        if let Err(e) = host_map(st, id, stats, &mut levels) {
+                            refused.get_or_insert(e);
+                        }
                     } else if let Some(cb) = host::callback_below(st, id) {
                         stats.host_parts.push(HostPart {
                             label: m.label.clone(),
@@ -199,10 +202,16 @@ pub(super) fn place(
             }
         }
     });
+    if let Some(e) = refused {
+        return Err(e);
+    }
     // Nested SDFGs now inside kernels: each thread holds their transients.
     let mut unsized_found = None;
     each_state(&sdfg.body, &mut |st| {
-        for n in st.nodes.iter().filter(|n| n.scope.is_some()) {
+        for (i, n) in st.nodes.iter().enumerate() {
+            if !in_kernel_scope(st, NodeId(i as u32)) {
+                continue;
+            }
             if let (NodeKind::Nested(ns), None) = (&n.kind, &unsized_found) {
                 unsized_found = unsized_in_kernel(&ns.sdfg);
             }
@@ -246,10 +255,38 @@ fn host_map(
     entry: NodeId,
     stats: &mut OffloadStats,
     levels: &mut BTreeSet<String>,
-) {
+) -> Result<()> {
+    let host_label = match &st.nodes[entry.index()].kind {
+        NodeKind::MapEntry(m) => m.label.clone(),
+        _ => st.nodes[entry.index()].label.clone(),
+    };
     if let NodeKind::MapEntry(m) = &mut st.nodes[entry.index()].kind {
         m.schedule = Schedule::Sequential;
         m.omp_num_threads = 0;
+    }
+    // Code nodes below it become separate kernels: none may pass a value
+    // directly to another (code to code, without a container between).
+    for c in host::children(st, entry) {
+        let code = |id: NodeId| {
+            matches!(
+                st.nodes[id.index()].kind,
+                NodeKind::Tasklet(_) | NodeKind::Nested(_)
+            )
+        };
+        if let Some(e) = st
+            .edges
+            .iter()
+            .find(|e| e.src == c && code(c) && code(e.dst))
+        {
+            return Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "--host-map: '{}' and '{}' below the host map '{host_label}' pass a value from code to code; each would be a kernel of its own",
+                    st.nodes[e.src.index()].label,
+                    st.nodes[e.dst.index()].label
+                ),
+            ));
+        }
     }
     for c in host::children(st, entry) {
         let node = &st.nodes[c.index()];
@@ -280,6 +317,7 @@ fn host_map(
             _ => {}
         }
     }
+    Ok(())
 }
 
 /// The schedule a map gets inside a kernel: its threads run it sequentially.
