@@ -204,3 +204,36 @@ fn host_maps_launch_the_kernels_below_them_per_iteration() {
     );
     assert_all_passed("--host-map runs", tasks.len(), &failures);
 }
+
+/// `--offload=device-args --check-pointers`: host arrays passed as the
+/// arguments are refused at entry (the program writes nothing).
+#[test]
+fn device_args_with_check_pointers_refuse_host_arrays() {
+    let dir = common::corpus::fixtures().join("corpus/interstate_float_cond");
+    let work = tempfile::tempdir().unwrap();
+    let opts = CompileOptions {
+        offload: true,
+        offload_args: OffloadArgs::DeviceArgs,
+        check_pointers: true,
+        output: work.path().to_path_buf(),
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let outs = sdfgc::driver::generate(&dir.join("program.sdfg"), &opts).expect("generates");
+    let (_, src) = outs.iter().find(|(n, _)| n.ends_with(".cu")).unwrap();
+    let lib = work.path().join("lib.so");
+    common::emu::build_library(src, work.path(), &lib).unwrap();
+    // Host memory for every argument.
+    let run = RunOptions {
+        variant: "program.sdfg".into(),
+        repeat: 1,
+        emulated_device: true,
+        ..Default::default()
+    };
+    let report = run_case(&dir, &lib, &run).unwrap();
+    assert!(!report.ok, "host arrays were used: {}", report.message);
+    assert!(
+        report.message.contains("is not device memory"),
+        "{}",
+        report.message
+    );
+}
