@@ -166,7 +166,7 @@ fn print_offload(o: &Value, out: &mut dyn Write) {
     );
     let _ = writeln!(
         out,
-        "    copies per call: {} in + out, {} = {} bytes; host refreshes after writing states: {}",
+        "    copies per call: {} in + out, {} = {} bytes; device-to-host refreshes of data the host reads: {}",
         o["copies_per_call"],
         o["bytes_per_call_formula"].as_str().unwrap_or(""),
         show(&o["bytes_per_call"]),
