@@ -140,13 +140,16 @@ pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
     }
 }
 
-/// True for a C++ tasklet at the top of a state: code for the host (a timer,
-/// a library call), which stays there; also a map or nested SDFG that stays
-/// on the host because it holds a callback ([`super::host`]).
+/// True for a C++ or callback tasklet at the top of a state: code for the
+/// host (a timer, a library call, a call back into Python), which stays
+/// there; also a map or nested SDFG that stays on the host because it holds
+/// a callback ([`super::host`]).
 fn is_host_code(st: &State, id: NodeId) -> bool {
     let n = &st.nodes[id.index()];
     match &n.kind {
-        NodeKind::Tasklet(t) => n.scope.is_none() && t.code.language == Language::Cpp,
+        NodeKind::Tasklet(t) => {
+            n.scope.is_none() && (t.code.language == Language::Cpp || t.callback)
+        }
         NodeKind::MapEntry(_) | NodeKind::MapExit { .. } => super::host::in_callback_map(st, id),
         NodeKind::Nested(ns) => {
             n.scope.is_none()

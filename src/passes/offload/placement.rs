@@ -190,12 +190,16 @@ pub(super) fn place(
                         wrap_nested(st, id, stats);
                     }
                 }
-                NodeKind::Tasklet(t) if t.code.language == Language::Cpp => {
+                NodeKind::Tasklet(t) if t.code.language == Language::Cpp || t.callback => {
                     stats.host_parts.push(HostPart {
                         label: st.nodes[i].label.clone(),
                         path: st.nodes[i].path.clone(),
-                        why: "C++ code at the top of a state: host code (a timer, a library call)"
-                            .into(),
+                        why: if t.callback {
+                            "a callback at the top of a state: host code".into()
+                        } else {
+                            "C++ code at the top of a state: host code (a timer, a library call)"
+                                .into()
+                        },
                     });
                 }
                 _ => {}
