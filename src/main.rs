@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, Target};
+use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, OffloadArgs, Target};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -15,6 +15,8 @@ Examples:
   sdfgc p.sdfg -o gen/ --verify                           # exit 1 if gen/ is not what sdfgc generates
   sdfgc p.sdfg --emit-sample -o gen/                      # also write gen/<name>_main.cpp
   sdfgc check program.sdfg other.sdfg                     # load, validate, summarise
+  sdfgc p.sdfg --target cuda --offload=device-args        # a CPU SDFG on the GPU, device arguments
+  sdfgc check p.sdfg --offload --host-map outer           # what runs where once offloaded
 
 Exit status: 0 success, 1 invalid or unsupported input, 2 usage error.";
 
@@ -68,10 +70,18 @@ struct CompileArgs {
     /// expanding into maps: openblas (CPU data), cublas (CUDA), hipblas (HIP).
     #[arg(long, value_enum, default_value_t = Blas::None)]
     blas: Blas,
-    /// GPU: offload a CPU SDFG: top-level maps become kernels, the arguments get
-    /// device twins copied in at the start and out at the end (the C ABI is unchanged).
-    #[arg(long)]
-    offload: bool,
+    /// GPU: offload a CPU SDFG: top-level maps become kernels. `--offload`
+    /// (host-args): the arguments are host arrays with device twins copied in
+    /// at the start and out at the end; `--offload=device-args`: the array
+    /// arguments must be device pointers (GPU_Global), nothing is copied.
+    /// The C ABI's types are the same either way.
+    #[arg(long, value_enum, value_name = "ARGS", num_args = 0..=1, require_equals = true, default_missing_value = "host-args")]
+    offload: Option<OffloadArgs>,
+    /// GPU, with --offload: the top-level map LABEL stays on the host as a
+    /// loop and the maps directly below it become kernels, launched per
+    /// iteration (repeatable).
+    #[arg(long = "host-map", value_name = "LABEL")]
+    host_maps: Vec<String>,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -115,12 +125,29 @@ fn parse_align(s: &str) -> Result<u64, String> {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Load and validate SDFG files and print a short summary of each.
-    #[command(after_help = "Example:\n  sdfgc check fixtures/corpus/jacobi_1d/program.sdfg")]
+    /// Load and validate SDFG files and print a short summary of each; with
+    /// --offload, also what runs where once offloaded.
+    #[command(
+        after_help = "Examples:\n  sdfgc check fixtures/corpus/jacobi_1d/program.sdfg\n  sdfgc check program.sdfg --offload --target cuda --host-map outer"
+    )]
     Check {
         /// SDFG files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Also offload each program and print what runs where: kernels, host
+        /// maps, copies and bytes per call, and why each host-side part stayed
+        /// on the host (`--offload=device-args`: arguments on the device).
+        #[arg(long, value_enum, value_name = "ARGS", num_args = 0..=1, require_equals = true, default_missing_value = "host-args")]
+        offload: Option<OffloadArgs>,
+        /// GPU target of --offload.
+        #[arg(long, value_enum, default_value_t = Target::Cuda)]
+        target: Target,
+        /// With --offload: a top-level map that stays on the host (repeatable).
+        #[arg(long = "host-map", value_name = "LABEL")]
+        host_maps: Vec<String>,
+        /// Symbol values for the byte counts (repeatable): NAME=VALUE.
+        #[arg(long = "symbol", value_name = "NAME=VALUE", value_parser = parse_symbol)]
+        symbols: Vec<(String, i64)>,
     },
     /// The workspace each program needs per storage, and the maximum over all
     /// of them: the size of the one buffer an application allocates.
@@ -168,7 +195,29 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     sdfgc::front::json::discard_read_subtrees();
     let result = match cli.command {
-        Some(Command::Check { files }) => driver::check(&files, &mut std::io::stdout()),
+        Some(Command::Check {
+            files,
+            offload,
+            target,
+            host_maps,
+            symbols,
+        }) => match offload {
+            None if host_maps.is_empty() => driver::check(&files, &mut std::io::stdout()),
+            _ => {
+                let opts = CompileOptions {
+                    offload: true,
+                    offload_args: offload.unwrap_or_default(),
+                    host_maps,
+                    ..CompileOptions::new(target)
+                };
+                sdfgc::report::check_offload(
+                    &files,
+                    &opts,
+                    &symbols.into_iter().collect(),
+                    &mut std::io::stdout(),
+                )
+            }
+        },
         Some(Command::Plan {
             files,
             target,
@@ -212,7 +261,9 @@ fn main() -> ExitCode {
                 constant_memory: c.constant_memory,
                 check_pointers: c.check_pointers,
                 blas: c.blas,
-                offload: c.offload,
+                offload: c.offload.is_some(),
+                offload_args: c.offload.unwrap_or_default(),
+                host_maps: c.host_maps.clone(),
             };
             if c.stats || c.stats_json.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

@@ -65,6 +65,18 @@ impl Blas {
     }
 }
 
+/// Where the arguments of an offloaded program live (`--offload[=...]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OffloadArgs {
+    /// Host arrays: the program copies them to device twins at entry and
+    /// back at exit (DaCe's offloaded programs).
+    #[default]
+    HostArgs,
+    /// Device arrays (gt4py's way): the array arguments are `GPU_Global`
+    /// themselves, nothing is copied in or out; scalars stay host values.
+    DeviceArgs,
+}
+
 /// Options of the compile command.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -92,6 +104,11 @@ pub struct CompileOptions {
     pub blas: Blas,
     /// GPU: offload a CPU SDFG (`--offload`): maps become kernels, data gets device twins.
     pub offload: bool,
+    /// With `offload`: where the array arguments live.
+    pub offload_args: OffloadArgs,
+    /// With `offload`: labels of top-level maps that stay on the host
+    /// (`--host-map`); the maps directly below them become kernels.
+    pub host_maps: Vec<String>,
 }
 
 impl CompileOptions {
@@ -110,6 +127,8 @@ impl CompileOptions {
             check_pointers: false,
             blas: Blas::None,
             offload: false,
+            offload_args: OffloadArgs::HostArgs,
+            host_maps: Vec::new(),
         }
     }
 }

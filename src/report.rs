@@ -145,7 +145,104 @@ fn offload_json(o: &crate::passes::offload::OffloadStats, symbols: &Symbols) -> 
         "host_reads": list(&o.host_reads),
         "copies_per_call": per_call.len(),
         "bytes_per_call": bytes,
+        "bytes_per_call_formula": per_call
+            .iter()
+            .map(|(_, b)| b.clone())
+            .reduce(|a, b| Expr::bin(crate::ir::BinaryOp::Add, a, b))
+            .map_or_else(|| "0".to_string(), |e| formula(&e)),
+        "device_args": o.device_args,
+        "host_parts": o.host_parts.iter().map(|h| json!({"label": h.label, "path": h.path, "why": h.why})).collect::<Vec<_>>(),
     })
+}
+
+/// The `--offload` part of the `--stats` text (also `sdfgc check --offload`):
+/// kernels, copies and bytes per call, device arguments, and what stayed on
+/// the host with why.
+fn print_offload(o: &Value, out: &mut dyn Write) {
+    let _ = writeln!(
+        out,
+        "  offload: {} kernels ({} maps, {} nested SDFGs, {} tasklets), {} host levels",
+        o["kernels"], o["map_kernels"], o["nested_kernels"], o["tasklet_kernels"], o["host_levels"]
+    );
+    let _ = writeln!(
+        out,
+        "    copies per call: {} in + out, {} = {} bytes; device-to-host refreshes of data the host reads: {}",
+        o["copies_per_call"],
+        o["bytes_per_call_formula"].as_str().unwrap_or(""),
+        show(&o["bytes_per_call"]),
+        o["host_reads"].as_array().map_or(0, Vec::len)
+    );
+    for (what, key) in [
+        ("in", "copy_in"),
+        ("out", "copy_out"),
+        ("host read", "host_reads"),
+    ] {
+        for c in o[key].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "    {what:<9} {:<24} {} = {}",
+                c["name"].as_str().unwrap_or(""),
+                c["bytes"].as_str().unwrap_or(""),
+                show(&c["bytes_value"])
+            );
+        }
+    }
+    let args: Vec<&str> = o["device_args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !args.is_empty() {
+        let _ = writeln!(
+            out,
+            "    arguments on the device (no copies): {}",
+            args.join(", ")
+        );
+    }
+    for h in o["host_parts"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "    host      {:<24} {}",
+            h["label"].as_str().unwrap_or(""),
+            h["why"].as_str().unwrap_or("")
+        );
+    }
+}
+
+/// `sdfgc check --offload`: per file, the summary of `sdfgc check`, then
+/// what runs where once offloaded (the `--stats` offload report).
+pub fn check_offload(
+    files: &[PathBuf],
+    opts: &CompileOptions,
+    symbols: &Symbols,
+    out: &mut dyn Write,
+) -> Result<(), Vec<Error>> {
+    let mut errors = Vec::new();
+    for f in files {
+        let sdfg = match load_valid(f) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let summary = crate::summary::Summary::of(&sdfg);
+        match passes::prepare(sdfg, opts).map_err(|e| e.in_file(f)) {
+            Ok(p) => {
+                let _ = writeln!(out, "{}: ok\n{summary}", f.display());
+                if let Some(o) = &p.offload {
+                    print_offload(&offload_json(o, symbols), out);
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 fn prepare(files: &[PathBuf], opts: &CompileOptions) -> (Vec<(PathBuf, Program)>, Vec<Error>) {
@@ -190,37 +287,7 @@ pub fn stats(
                 r["file"].as_str().unwrap_or("")
             );
             if let Some(o) = r.get("offload") {
-                let _ = writeln!(
-                    out,
-                    "  offload: {} kernels ({} maps, {} nested SDFGs, {} tasklets), {} host levels",
-                    o["kernels"],
-                    o["map_kernels"],
-                    o["nested_kernels"],
-                    o["tasklet_kernels"],
-                    o["host_levels"]
-                );
-                let _ = writeln!(
-                    out,
-                    "    copies per call: {} in + out, {} bytes; host refreshes after writing states: {}",
-                    o["copies_per_call"],
-                    show(&o["bytes_per_call"]),
-                    o["host_reads"].as_array().map_or(0, Vec::len)
-                );
-                for (what, key) in [
-                    ("in", "copy_in"),
-                    ("out", "copy_out"),
-                    ("host read", "host_reads"),
-                ] {
-                    for c in o[key].as_array().into_iter().flatten() {
-                        let _ = writeln!(
-                            out,
-                            "    {what:<9} {:<24} {} = {}",
-                            c["name"].as_str().unwrap_or(""),
-                            c["bytes"].as_str().unwrap_or(""),
-                            show(&c["bytes_value"])
-                        );
-                    }
-                }
+                print_offload(o, out);
             }
             let storages = r["storages"].as_object().cloned().unwrap_or_default();
             if storages.is_empty() {

@@ -441,3 +441,102 @@ fn many_files_in_one_run_match_single_runs_and_report_errors_in_order() {
         );
     }
 }
+
+/// `sdfgc check --offload`: what runs where (kernels, host maps with why,
+/// copies and bytes per call), from the `--stats` offload report.
+#[test]
+fn check_offload_prints_what_runs_where() {
+    let o = sdfgc(&[
+        &"check",
+        &fixture("view_in_map_scope"),
+        &"--offload",
+        &"--host-map",
+        &"rows",
+        &"--symbol",
+        &"N=4",
+        &"--symbol",
+        &"M=3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(": ok\nSDFG "), "the summary first:\n{text}");
+    assert!(text.contains("offload: 2 kernels (2 maps"), "{text}");
+    assert!(
+        text.contains("host      rows                     --host-map: a host loop"),
+        "{text}"
+    );
+    assert!(text.contains("in        A "), "{text}");
+    // Bytes per call as a formula and its value with the given symbols.
+    let copies = text
+        .lines()
+        .find(|l| l.contains("copies per call:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        copies.contains(" = ") && !copies.contains("= ? bytes"),
+        "{copies}"
+    );
+}
+
+/// `--offload=device-args`: the arguments are the caller's device arrays
+/// (no copies), `--check-pointers` refuses host ones; plain `--offload`
+/// takes no value from the next argument (a file stays a file).
+#[test]
+fn offload_device_args_parses_and_takes_device_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let gt4py = repo().join("fixtures/gt4py/vertex_cell_skip_reduce/cpu.sdfg");
+    let o = sdfgc(&[&"check", &gt4py, &"--offload=device-args"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("copies per call: 0 in + out"), "{text}");
+    assert!(
+        text.contains("arguments on the device (no copies): "),
+        "{text}"
+    );
+    // Host arguments cannot size this one's device twin: refused by name.
+    let o = sdfgc(&[&"check", &gt4py, &"--offload"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("argument 'cf'"), "{}", stderr(&o));
+    let o = sdfgc(&[
+        &gt4py,
+        &"--target",
+        &"cuda",
+        &"--offload=device-args",
+        &"--check-pointers",
+        &"-o",
+        &dir.path(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cu = std::fs::read_to_string(dir.path().join("vertex_cell_skip_reduce.cu")).unwrap();
+    assert!(cu.contains("argument 'cf' of"), "pointer check");
+    assert!(!cu.contains("cudaMemcpyHostToDevice"), "no copy-in");
+    // `--offload FILE`: FILE is an input, not the option's value.
+    let o = sdfgc(&[
+        &"--target",
+        &"cuda",
+        &"--offload",
+        &fixture("jacobi_1d"),
+        &"-o",
+        &dir.path(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sdfgc(&[
+        &fixture("jacobi_1d"),
+        &"--target",
+        &"cuda",
+        &"--offload=bogus",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A host map label that matches nothing is an error naming it.
+    let o = sdfgc(&[
+        &fixture("jacobi_1d"),
+        &"--target",
+        &"cuda",
+        &"--offload",
+        &"--host-map",
+        &"no_such_map",
+        &"-o",
+        &dir.path(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("'no_such_map'"), "{}", stderr(&o));
+}

@@ -5,16 +5,39 @@
 //! dereference of device memory crashes the run) with the case's inputs,
 //! poisoned workspaces, in the default and the external memory mode, with
 //! the program's own (host) C ABI.
+//!
+//! `--offload=device-args`: fixtures that host arguments cannot offload
+//! (an argument's device twin cannot be sized) run with device arguments
+//! instead (in one memory mode: external for an `*external*` variant, the
+//! default otherwise), which the harness puts in device memory as it does
+//! for GPU fixtures; and the external-mode runs of [`DEVICE_ARGS_CHECKS`] use
+//! device arguments too (host reads of device arguments in conditions
+//! included), as a check of the mode at no extra run.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::corpus::{
-    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, offload_variants, run_parallel,
+    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, generate_offloaded, offload_variants,
+    run_parallel,
 };
-use common::harness::{RunOptions, run_case};
-use sdfgc::driver::{CompileOptions, Mode, Target};
+use common::harness::{DeviceDriver, RunOptions, run_case};
+use sdfgc::driver::{CompileOptions, Mode, OffloadArgs, Target};
+
+/// Fixtures whose external-mode run uses `--offload=device-args` (their
+/// interstate code reads arguments the kernels write).
+const DEVICE_ARGS_CHECKS: [&str; 3] = [
+    "corpus/control_flow_state_machine/program.sdfg",
+    "corpus/interstate_float_cond/program.sdfg",
+    "corpus/seidel_2d/program.sdfg",
+];
+
+/// True if the run of `dir/variant` in `mode` is one of [`DEVICE_ARGS_CHECKS`].
+fn device_args_check(dir: &Path, variant: &str, mode: Option<Mode>) -> bool {
+    let file = dir.join(variant);
+    mode == Some(Mode::External) && DEVICE_ARGS_CHECKS.iter().any(|c| file.ends_with(c))
+}
 
 /// Runs one offloaded fixture; `Ok(Some(reason))` when sdfgc refuses it by name.
 fn run_one(
@@ -27,14 +50,44 @@ fn run_one(
         mode,
         streams,
         offload: true,
+        offload_args: if device_args_check(dir, variant, mode) {
+            OffloadArgs::DeviceArgs
+        } else {
+            OffloadArgs::HostArgs
+        },
+        check_pointers: true,
         output: work.to_path_buf(),
         ..CompileOptions::new(Target::Cuda)
     };
-    let outs = match sdfgc::driver::generate(&dir.join(variant), &opts) {
+    // A fixture only device arguments offload runs in one mode (CI time):
+    // external for an `*external*` variant, the default otherwise.
+    let skip = |device_args: bool| {
+        device_args
+            && opts.offload_args == OffloadArgs::HostArgs
+            && (mode == Some(Mode::External)) != variant.contains("external")
+    };
+    run_offloaded(dir, variant, &opts, work, skip)
+}
+
+/// Generates (host arguments, else device arguments where host ones cannot
+/// be sized), builds and runs one fixture unless `skip(device arguments)`.
+fn run_offloaded(
+    dir: &Path,
+    variant: &str,
+    opts: &CompileOptions,
+    work: &Path,
+    skip: impl Fn(bool) -> bool,
+) -> Result<Option<String>, String> {
+    let (outs, device_arrays) = match generate_offloaded(&dir.join(variant), opts) {
         Ok(outs) => outs,
         Err(e) if e.kind == sdfgc::diag::ErrorKind::Unsupported => return Ok(Some(e.to_string())),
         Err(e) => return Err(format!("generate: {e}")),
     };
+    // Device arguments: the harness passes device memory, as for GPU fixtures.
+    let on_device = !device_arrays.is_empty();
+    if skip(on_device) {
+        return Ok(None);
+    }
     let (_, src) = outs
         .iter()
         .find(|(n, _)| n.ends_with(".cu"))
@@ -46,7 +99,9 @@ fn run_one(
         poison: true,
         workspace_exact: true,
         repeat: 2,
-        emulated_device: true,
+        emulated_device: !on_device,
+        real_device: on_device.then(|| DeviceDriver::Emulated(common::emu::include_dir())),
+        device_arrays,
         ..Default::default()
     };
     let report = run_case(dir, &lib, &run)?;
@@ -118,4 +173,67 @@ fn every_cpu_fixture_offloads_and_runs_on_the_emulated_runtime() {
         refused.join("\n")
     );
     assert_all_passed("offloaded runs", tasks.len(), &failures);
+}
+
+/// `--host-map`: the outer map stays a host loop and the maps (or the
+/// nested SDFG's maps) below it become kernels launched per iteration; one
+/// of the two fixtures is refused without it (its kernel would need a
+/// per-thread array of symbolic size), and runs with it.
+#[test]
+fn host_maps_launch_the_kernels_below_them_per_iteration() {
+    let root = common::corpus::fixtures().join("corpus");
+    let tasks = [
+        ("nested_transient_parallel_map", "rows"),
+        ("view_in_map_scope", "rows"),
+    ];
+    let failures = run_parallel(
+        &tasks,
+        |(case, label)| format!("{case} --host-map {label}"),
+        |(case, label), work| {
+            let opts = CompileOptions {
+                offload: true,
+                host_maps: vec![label.to_string()],
+                output: work.to_path_buf(),
+                ..CompileOptions::new(Target::Cuda)
+            };
+            match run_offloaded(&root.join(case), "program.sdfg", &opts, work, |_| false)? {
+                Some(why) => Err(format!("refused: {why}")),
+                None => Ok(()),
+            }
+        },
+    );
+    assert_all_passed("--host-map runs", tasks.len(), &failures);
+}
+
+/// `--offload=device-args --check-pointers`: host arrays passed as the
+/// arguments are refused at entry (the program writes nothing).
+#[test]
+fn device_args_with_check_pointers_refuse_host_arrays() {
+    let dir = common::corpus::fixtures().join("corpus/interstate_float_cond");
+    let work = tempfile::tempdir().unwrap();
+    let opts = CompileOptions {
+        offload: true,
+        offload_args: OffloadArgs::DeviceArgs,
+        check_pointers: true,
+        output: work.path().to_path_buf(),
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let outs = sdfgc::driver::generate(&dir.join("program.sdfg"), &opts).expect("generates");
+    let (_, src) = outs.iter().find(|(n, _)| n.ends_with(".cu")).unwrap();
+    let lib = work.path().join("lib.so");
+    common::emu::build_library(src, work.path(), &lib).unwrap();
+    // Host memory for every argument.
+    let run = RunOptions {
+        variant: "program.sdfg".into(),
+        repeat: 1,
+        emulated_device: true,
+        ..Default::default()
+    };
+    let report = run_case(&dir, &lib, &run).unwrap();
+    assert!(!report.ok, "host arrays were used: {}", report.message);
+    assert!(
+        report.message.contains("is not device memory"),
+        "{}",
+        report.message
+    );
 }

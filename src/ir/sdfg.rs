@@ -364,6 +364,10 @@ pub struct Tasklet {
     pub code_exit: CodeBlock,
     /// Has side effects (never removed or reordered).
     pub side_effects: bool,
+    /// Calls back into the host: DaCe's `side_effects` set explicitly to true,
+    /// its mark for a tasklet that calls Python or a stateful host function
+    /// (a map holding one stays on the host under `--offload`).
+    pub callback: bool,
     /// Input connectors.
     pub inputs: NameMap<ConnType>,
     /// Output connectors.

@@ -533,7 +533,11 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 let in_gpu = in_gpu_scope(st, Some(entry));
                 // A heap array used in different maps below a sequential one stays
                 // at state level (one allocation, no thread shares it).
+                // A device array used in a host map (`--host-map`) outside its
+                // kernels is allocated at state level, not as a host local.
+                let host_device = d.storage.is_gpu() && !in_gpu;
                 (!any_in_gpu || in_gpu)
+                    && !host_device
                     && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
             },
         );

@@ -71,6 +71,13 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             "--blas calls a host BLAS library on host data; it cannot be combined with --offload",
         ));
     }
+    if !opts.offload && !opts.host_maps.is_empty() {
+        return Err(crate::diag::Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            "--host-map keeps a map on the host of an offloaded program; use it with --offload",
+        ));
+    }
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
     // Offloading sees expanded library nodes: they become kernels too.
@@ -81,7 +88,11 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             .map(|p| p.name.clone())
             .chain(sdfg.constants.keys().cloned())
             .collect();
-        Some(offload::offload(&mut sdfg, &available)?)
+        Some(offload::offload_with(
+            &mut sdfg,
+            &available,
+            &offload::Settings::of(opts),
+        )?)
     } else {
         None
     };

@@ -111,6 +111,10 @@ pub struct RunOptions {
     /// Drive the library as on a real NVIDIA GPU (see the module
     /// documentation). Incompatible with `sanitize` and `count_allocs`.
     pub real_device: Option<DeviceDriver>,
+    /// With `real_device`: array arguments (by name) put in device memory
+    /// besides those the variant's SDFG stores in `GPU_Global` (a CPU SDFG
+    /// compiled with `--offload=device-args`).
+    pub device_arrays: Vec<String>,
 }
 
 /// How a real-device driver is built.
@@ -136,6 +140,7 @@ impl Default for RunOptions {
             tsan: false,
             emulated_device: false,
             real_device: None,
+            device_arrays: Vec::new(),
         }
     }
 }
@@ -238,6 +243,7 @@ fn device_args(
             ParamKind::ScalarGpuPointer => true,
             ParamKind::Array => {
                 arrays[&p.name]["attributes"]["storage"].as_str() == Some("GPU_Global")
+                    || opts.device_arrays.contains(&p.name)
             }
             _ => false,
         };

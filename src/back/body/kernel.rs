@@ -20,6 +20,37 @@ fn default_block(dims: usize) -> [i64; 3] {
     if dims <= 1 { [64, 1, 1] } else { [32, 8, 1] }
 }
 
+/// True if the node is a kernel's map or a nested SDFG with one (at any depth).
+fn holds_kernels(n: &Node) -> bool {
+    match &n.kind {
+        NodeKind::MapEntry(m) => is_gpu_schedule(m.schedule),
+        NodeKind::Nested(ns) => {
+            let mut found = false;
+            ns.sdfg.for_each_sdfg(&mut |s| {
+                fn region(r: &Region, found: &mut bool) {
+                    for b in &r.blocks {
+                        match &b.kind {
+                            BlockKind::State(st) => {
+                                *found |= st.nodes.iter().any(|n| {
+                                    matches!(&n.kind, NodeKind::MapEntry(m) if is_gpu_schedule(m.schedule))
+                                })
+                            }
+                            BlockKind::Region(inner) => region(inner, found),
+                            BlockKind::Conditional(brs) => {
+                                brs.iter().for_each(|(_, body)| region(body, found))
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                region(&s.body, &mut found);
+            });
+            found
+        }
+        _ => false,
+    }
+}
+
 fn is_gpu_schedule(s: Schedule) -> bool {
     matches!(
         s,
@@ -68,11 +99,21 @@ impl FnWriter<'_> {
         })
     }
 
-    /// True if the map runs as a kernel: a GPU schedule, or host code that touches device memory.
+    /// True if the map runs as a kernel: a GPU schedule, or host code that
+    /// touches device memory and launches no kernel itself (a host loop
+    /// around kernels, as `--offload --host-map` makes, stays on the host).
     pub(crate) fn launches_kernel(&self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> bool {
-        self.gpu.is_some()
-            && !self.in_kernel
-            && (is_gpu_schedule(m.schedule) || self.touches_device(ctx, &self.scope_nodes(ctx, id)))
+        if self.gpu.is_none() || self.in_kernel {
+            return false;
+        }
+        if is_gpu_schedule(m.schedule) {
+            return true;
+        }
+        let nodes = self.scope_nodes(ctx, id);
+        self.touches_device(ctx, &nodes)
+            && !nodes
+                .iter()
+                .any(|&n| n != id && holds_kernels(&ctx.st.nodes[n.index()]))
     }
 
     /// True if a code node on the host touches device memory (it then runs in a one-thread kernel).

@@ -148,6 +148,7 @@ impl Reader {
                 .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
             Language::Cpp => Vec::new(),
         };
+        let callback = a.side_effects == Some(true);
         let side_effects = a.side_effects.unwrap_or(code.language == Language::Cpp);
         Ok(Tasklet {
             environments: a.environments,
@@ -172,6 +173,7 @@ impl Reader {
                 &what("the exit code"),
             )?,
             side_effects,
+            callback,
             inputs: connectors(attrs, "in_connectors", ap)?,
             outputs: connectors(attrs, "out_connectors", ap)?,
         })

@@ -164,6 +164,7 @@ fn tasklet(b: &Builder, code: String, renamed: &[(String, String)]) -> Tasklet {
         code_init: block(""),
         code_exit: block(""),
         side_effects: false,
+        callback: false,
         inputs,
         outputs,
         environments: Vec::new(),

@@ -537,6 +537,7 @@ impl<'a> Builder<'a> {
                 code_init: none.clone(),
                 code_exit: none,
                 side_effects: false,
+                callback: false,
                 environments: Vec::new(),
                 inputs: ins,
                 outputs: outs,

@@ -134,6 +134,11 @@ pub(super) fn insert(
             .filter(|(_, h)| plan.fill_on_entry.contains(h))
             .cloned()
             .collect();
+        for (d, h) in &pairs {
+            stats
+                .host_reads
+                .push((h.clone(), bytes(&sdfg.arrays[d.as_str()])));
+        }
         let path = format!("{}/offload_entry", sdfg.body.path);
         let st = copy_state(&sdfg.arrays, &pairs, &path, plan);
         prepend(

@@ -29,6 +29,8 @@ pub(super) struct Plan {
     /// Twins whose size the program's symbols do not give: the last index
     /// per dimension the program touches (copies cover indices 0..=end).
     pub extent: BTreeMap<String, Vec<Expr>>,
+    /// `--offload=device-args`: array arguments that are device memory themselves.
+    pub args_on_device: Vec<String>,
 }
 
 /// How the dataflow of a host level uses one container.
@@ -40,18 +42,24 @@ struct Use {
     written: bool,
 }
 
-/// The outermost map entry whose scope holds `id` (None at the top).
+/// The outermost kernel (`GPU_Device` map entry) whose scope holds `id`
+/// (None on the host side: at the top, or below host maps only).
 fn outermost(st: &State, id: NodeId) -> Option<NodeId> {
-    let mut s = st.nodes[id.index()].scope?;
+    let mut s = st.nodes[id.index()].scope;
+    let mut found = None;
     let mut guard = 0;
-    while let Some(up) = st.nodes[s.index()].scope {
-        s = up;
+    while let Some(x) = s {
+        if matches!(&st.nodes[x.index()].kind, NodeKind::MapEntry(m) if super::placement::is_gpu_schedule(m.schedule))
+        {
+            found = Some(x);
+        }
+        s = st.nodes[x.index()].scope;
         guard += 1;
         if guard > st.nodes.len() {
             break;
         }
     }
-    Some(s)
+    found
 }
 
 fn uses(sdfg: &Sdfg) -> BTreeMap<String, Use> {
@@ -132,10 +140,24 @@ pub(super) fn interstate_names(r: &Region, out: &mut BTreeSet<String>) {
     }
 }
 
-/// True for a C++ tasklet at the top of a state: code for the host (a timer,
-/// a library call), which stays there.
-fn is_host_code(n: &Node) -> bool {
-    n.scope.is_none() && matches!(&n.kind, NodeKind::Tasklet(t) if t.code.language == Language::Cpp)
+/// True for a C++ or callback tasklet at the top of a state: code for the
+/// host (a timer, a library call, a call back into Python), which stays
+/// there; also a map or nested SDFG that stays on the host because it holds
+/// a callback ([`super::host`]).
+fn is_host_code(st: &State, id: NodeId) -> bool {
+    let n = &st.nodes[id.index()];
+    match &n.kind {
+        NodeKind::Tasklet(t) => {
+            n.scope.is_none() && (t.code.language == Language::Cpp || t.callback)
+        }
+        NodeKind::MapEntry(_) | NodeKind::MapExit { .. } => super::host::in_callback_map(st, id),
+        NodeKind::Nested(ns) => {
+            n.scope.is_none()
+                && !super::placement::has_top_map(&ns.sdfg)
+                && super::host::callback_in_sdfg(&ns.sdfg).is_some()
+        }
+        _ => false,
+    }
 }
 
 /// Containers that only host C++ tasklets use; one that device code uses
@@ -151,15 +173,16 @@ fn host_code_data(sdfg: &Sdfg) -> Result<BTreeSet<String>> {
             };
             let id = NodeId(i as u32);
             for e in st.edges.iter().filter(|e| e.src == id || e.dst == id) {
-                let other = &st.nodes[if e.src == id { e.dst } else { e.src }.index()];
-                if is_host_code(other) {
+                let other_id = if e.src == id { e.dst } else { e.src };
+                let other = &st.nodes[other_id.index()];
+                if is_host_code(st, other_id) {
                     host.insert(a.data.clone());
                     tasklet_of.insert(a.data.clone(), other.label.clone());
                 } else if !e.memlet.is_empty() {
                     device.insert(a.data.clone());
                 }
             }
-            if n.scope.is_some() {
+            if n.scope.is_some() && !super::host::in_callback_map(st, id) {
                 device.insert(a.data.clone());
             }
         }
@@ -195,6 +218,7 @@ pub(super) fn place(
     top: bool,
     device_args: &BTreeSet<String>,
     available: &BTreeSet<String>,
+    args_on_device: bool,
 ) -> Result<Plan> {
     let uses = uses(sdfg);
     let host_code = host_code_data(sdfg)?;
@@ -206,6 +230,15 @@ pub(super) fn place(
     let names: Vec<String> = sdfg.arrays.keys().cloned().collect();
     for name in names {
         let d = sdfg.arrays[&name].clone();
+        // An argument only host C++ code uses (gt4py's timer) stays a host array.
+        if args_on_device
+            && !d.transient
+            && d.kind != DataKind::Scalar
+            && !host_code.contains(&name)
+        {
+            device_argument(sdfg, &name, &d, &uses, &host_read, available, &mut plan)?;
+            continue;
+        }
         if host_code.contains(&name) {
             // Only host C++ code uses it: it stays where it is.
             continue;
@@ -328,6 +361,50 @@ pub(super) fn place(
         rename_interstate(&mut sdfg.body, &to_host);
     }
     Ok(plan)
+}
+
+/// `--offload=device-args`: an array argument is device memory itself
+/// (`GPU_Global`, no twin, no copies; one that only host C++ code uses, as
+/// gt4py's timer, stays a host array, as in gt4py's GPU programs); if the host reads it in interstate
+/// code, a host copy filled at entry and refreshed after every state that
+/// writes it (its size must then be known from the program's symbols).
+fn device_argument(
+    sdfg: &mut Sdfg,
+    name: &str,
+    d: &DataDesc,
+    uses: &BTreeMap<String, Use>,
+    host_read: &BTreeSet<String>,
+    available: &BTreeSet<String>,
+    plan: &mut Plan,
+) -> Result<()> {
+    if let Some(desc) = sdfg.arrays.get_mut(name) {
+        desc.storage = Storage::GpuGlobal;
+        desc.pool = false;
+    }
+    plan.args_on_device.push(name.to_string());
+    if !uses.contains_key(name) {
+        return Ok(());
+    }
+    plan.device.insert(name.to_string());
+    if host_read.contains(name) {
+        let missing: Vec<String> = free_symbols(&d.total_size)
+            .into_iter()
+            .filter(|s| !available.contains(s))
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::unsupported(
+                &d.path,
+                format!(
+                    "--offload=device-args: the host reads argument '{name}' in interstate code, but its size depends on {}, which the program does not receive (its host copy cannot be sized)",
+                    missing.join(", ")
+                ),
+            ));
+        }
+        let host = shadow(sdfg, name, d);
+        plan.fill_on_entry.insert(host.clone());
+        plan.host_reads.push((name.to_string(), host));
+    }
+    Ok(())
 }
 
 /// Elements from index 0 to the given last indices: `1 + sum(end_k * stride_k)`.

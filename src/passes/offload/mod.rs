@@ -19,11 +19,17 @@
 //!   in interstate code (conditions, assignments, loop bounds) get a host
 //!   copy refreshed after every state that writes them on the device.
 //!
-//! The C ABI does not change: arguments stay host arrays.
+//! The C ABI does not change: arguments stay host arrays, unless
+//! [`Settings::device_args`] (`--offload=device-args`): the array arguments
+//! are then `GPU_Global` themselves (the caller passes device pointers) and
+//! nothing is copied in or out. [`host`]: what stays on the host, and why.
 
 mod copies;
 mod data;
+mod host;
 mod placement;
+
+pub use host::HostPart;
 
 use std::collections::BTreeSet;
 
@@ -45,8 +51,40 @@ pub struct OffloadStats {
     pub copy_in: Vec<(String, Expr)>,
     /// Device-to-host copies at program end: (container, bytes).
     pub copy_out: Vec<(String, Expr)>,
-    /// Device-to-host copies after states whose result the host reads: (container, bytes).
+    /// Device-to-host copies after states whose result the host reads
+    /// (and, for device arguments the host reads, at entry): (container, bytes).
     pub host_reads: Vec<(String, Expr)>,
+    /// `--offload=device-args`: the array arguments taken on the device.
+    pub device_args: Vec<String>,
+    /// Maps (and nested SDFGs) that stay on the host, and why.
+    pub host_parts: Vec<HostPart>,
+}
+
+/// How to offload (from the compile options).
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// The array arguments are device memory (`--offload=device-args`).
+    pub device_args: bool,
+    /// Labels of top-level maps that stay on the host (`--host-map`).
+    pub host_maps: Vec<String>,
+}
+
+impl Settings {
+    /// The offload settings of the compile options.
+    pub fn of(opts: &crate::options::CompileOptions) -> Settings {
+        Settings {
+            device_args: opts.offload_args == crate::options::OffloadArgs::DeviceArgs,
+            host_maps: opts.host_maps.clone(),
+        }
+    }
+}
+
+/// What one host level needs besides its SDFG.
+struct Level<'a> {
+    settings: &'a Settings,
+    available: &'a BTreeSet<String>,
+    /// `--host-map` labels found so far.
+    matched: BTreeSet<String>,
 }
 
 impl OffloadStats {
@@ -61,9 +99,38 @@ impl OffloadStats {
 /// `available`: the symbols the program receives (sizes of device twins are
 /// written in them).
 pub fn offload(sdfg: &mut Sdfg, available: &BTreeSet<String>) -> Result<OffloadStats> {
+    offload_with(sdfg, available, &Settings::default())
+}
+
+/// [`offload`] with settings: device arguments, host maps. A `--host-map`
+/// label that names no top-level map of a host level is a usage error.
+pub fn offload_with(
+    sdfg: &mut Sdfg,
+    available: &BTreeSet<String>,
+    settings: &Settings,
+) -> Result<OffloadStats> {
     refuse_gpu(sdfg)?;
     let mut stats = OffloadStats::default();
-    host_level(sdfg, true, &BTreeSet::new(), available, &mut stats)?;
+    let mut level = Level {
+        settings,
+        available,
+        matched: BTreeSet::new(),
+    };
+    host_level(sdfg, true, &BTreeSet::new(), &mut level, &mut stats)?;
+    if let Some(missing) = settings
+        .host_maps
+        .iter()
+        .find(|l| !level.matched.contains(*l))
+    {
+        return Err(Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            format!(
+                "--host-map {missing}: no map at the top of a state of '{}' (or of a nested SDFG called there) has the label '{missing}'",
+                sdfg.name
+            ),
+        ));
+    }
     Ok(stats)
 }
 
@@ -108,12 +175,17 @@ fn host_level(
     sdfg: &mut Sdfg,
     top: bool,
     device_args: &BTreeSet<String>,
-    available: &BTreeSet<String>,
+    level: &mut Level,
     stats: &mut OffloadStats,
 ) -> Result<()> {
     // Which host-level nested SDFGs are host levels of their own.
-    let nested_levels = placement::place(sdfg, stats)?;
-    let plan = data::place(sdfg, top, device_args, available)?;
+    let nested_levels =
+        placement::place(sdfg, stats, &level.settings.host_maps, &mut level.matched)?;
+    let args_on_device = top && level.settings.device_args;
+    let plan = data::place(sdfg, top, device_args, level.available, args_on_device)?;
+    stats
+        .device_args
+        .extend(plan.args_on_device.iter().cloned());
     // Recurse into nested host levels with the connectors that point to device data.
     let device = plan.device.clone();
     let mut err = None;
@@ -128,7 +200,7 @@ fn host_level(
             .map(|(inner, _)| inner)
             .collect();
         stats.host_levels += 1;
-        if let Err(e) = host_level(&mut ns.sdfg, false, &args, available, stats) {
+        if let Err(e) = host_level(&mut ns.sdfg, false, &args, level, stats) {
             err = Some(e);
         }
     });
@@ -156,5 +228,7 @@ fn host_level(
     copies::insert(sdfg, top, &plan, stats)
 }
 
+#[cfg(test)]
+mod host_tests;
 #[cfg(test)]
 mod tests;
