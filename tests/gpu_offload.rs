@@ -19,7 +19,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::corpus::{
-    MAX_OFFLOAD_REFUSED as MAX_REFUSED, assert_all_passed, generate_offloaded, offload_variants,
+    assert_all_passed, generate_offloaded, offload_variants,
     run_parallel,
 };
 use common::harness::{DeviceDriver, RunOptions, run_case};
@@ -166,8 +166,10 @@ fn every_cpu_fixture_offloads_and_runs_on_the_emulated_runtime() {
     for r in &refused {
         println!("  {r}");
     }
+    // Every CPU fixture offloads (the nine whose arguments cannot be sized
+    // with device arguments): any refusal is a regression.
     assert!(
-        refused.len() <= MAX_REFUSED * modes.len(),
+        refused.is_empty(),
         "{} runs refused:\n{}",
         refused.len(),
         refused.join("\n")

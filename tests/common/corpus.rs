@@ -89,13 +89,6 @@ pub fn written_program_variants() -> Vec<(PathBuf, String)> {
     })
 }
 
-/// Fixtures sdfgc refuses by name: none of 154; any is a regression. (Nine
-/// gt4py programs that index an argument indirectly and do not receive the
-/// symbols of its size are refused with host arguments, whose device twin
-/// cannot be sized; they run with `--offload=device-args` instead: see
-/// [`generate_offloaded`].)
-pub const MAX_OFFLOAD_REFUSED: usize = 0;
-
 /// True for the refusal of `--offload` (host arguments) that
 /// `--offload=device-args` lifts: an argument's device twin cannot be sized.
 pub fn needs_device_args(e: &sdfgc::diag::Error) -> bool {
