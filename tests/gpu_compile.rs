@@ -340,10 +340,7 @@ fn every_offloaded_cpu_fixture_compiles_with_nvcc_and_hipcc() {
     println!("{refused} refused by name");
     // Every CPU fixture offloads: any refusal is a regression (the emulated
     // runs in tests/gpu_offload.rs list them).
-    assert!(
-        refused == 0,
-        "{refused} offloaded compiles refused by name"
-    );
+    assert!(refused == 0, "{refused} offloaded compiles refused by name");
     assert_all_passed("offloaded compiles", tasks.len(), &failures);
 }
 

@@ -330,3 +330,70 @@ int main(int argc, char **argv) {
         );
     }
 }
+
+/// NPBench's kernels as DaCe offloaded them (`program.gpu.sdfg`: the CPU
+/// program after `apply_gpu_transformations()`, run in the SDFG's own
+/// lifetimes; `program.gpu.autoopt.sdfg`: auto-optimized for the GPU, run in
+/// external mode; the other modes differ only in the allocation code the
+/// fixtures above cover): real programs nobody here wrote, against NPBench's
+/// outputs on the emulated runtime.
+#[test]
+fn every_npbench_gpu_variant_runs_on_the_emulated_runtime() {
+    // Refused by name: nine auto-optimized files whose BLAS nodes DaCe
+    // expanded into cuBLAS calls, and one C++ tasklet calling DaCe's
+    // runtime (`dace::warpReduce`). More is a regression.
+    const MAX_REFUSED: usize = 10;
+    let tasks: Vec<(PathBuf, String, Config)> =
+        common::corpus::case_files_under(&common::corpus::fixtures().join("npbench"), |n| {
+            n.starts_with("program.gpu") && n.ends_with(".sdfg")
+        })
+        .into_iter()
+        .map(|(d, v)| {
+            let mode = if v.contains("autoopt") {
+                (Some(Mode::External), 1)
+            } else {
+                (None, 1)
+            };
+            (d, v, mode)
+        })
+        .collect();
+    assert!(tasks.len() >= 40, "only {} NPBench GPU files", tasks.len());
+    let refused = std::sync::Mutex::new(Vec::new());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "npbench/{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| match run_one(
+            dir,
+            variant,
+            Target::Cuda,
+            *mode,
+            false,
+            false,
+            work,
+        ) {
+            Err(e) if e.starts_with("generate: ") && e.contains("unsupported: ") => {
+                refused.lock().unwrap().push(e);
+                Ok(())
+            }
+            r => r,
+        },
+    );
+    let refused = refused.into_inner().unwrap();
+    println!("{} of {} refused by name:", refused.len(), tasks.len());
+    for r in &refused {
+        println!("  {r}");
+    }
+    assert!(
+        refused.len() <= MAX_REFUSED,
+        "{} refused:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+    assert_all_passed("emulated NPBench GPU runs", tasks.len(), &failures);
+}

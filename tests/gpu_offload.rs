@@ -18,10 +18,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::corpus::{
-    assert_all_passed, generate_offloaded, offload_variants,
-    run_parallel,
-};
+use common::corpus::{assert_all_passed, generate_offloaded, offload_variants, run_parallel};
 use common::harness::{DeviceDriver, RunOptions, run_case};
 use sdfgc::driver::{CompileOptions, Mode, OffloadArgs, Target};
 

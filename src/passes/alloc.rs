@@ -466,7 +466,9 @@ struct Ctx<'a> {
 
 /// True if a transient's access nodes touch a GPU_Device map at top level
 /// (then a Default-storage transient lives in device memory).
-fn touches_gpu_map(r: &Region, name: &str) -> bool {
+/// True if a GPU map reads or writes `name` directly (only writes with
+/// `writes_only`).
+fn touches_gpu_map(r: &Region, name: &str, writes_only: bool) -> bool {
     r.blocks.iter().any(|b| match &b.kind {
         BlockKind::State(st) => st.edges.iter().any(|e| {
             let is_gpu_scope = |id: NodeId| match &st.nodes[id.index()].kind {
@@ -476,10 +478,12 @@ fn touches_gpu_map(r: &Region, name: &str) -> bool {
                 _ => false,
             };
             let is_it = |id: NodeId| matches!(&st.nodes[id.index()].kind, NodeKind::Access(a) if a.data == name);
-            (is_it(e.src) && is_gpu_scope(e.dst)) || (is_it(e.dst) && is_gpu_scope(e.src))
+            (!writes_only && is_it(e.src) && is_gpu_scope(e.dst)) || (is_it(e.dst) && is_gpu_scope(e.src))
         }),
-        BlockKind::Region(inner) => touches_gpu_map(inner, name),
-        BlockKind::Conditional(brs) => brs.iter().any(|(_, body)| touches_gpu_map(body, name)),
+        BlockKind::Region(inner) => touches_gpu_map(inner, name, writes_only),
+        BlockKind::Conditional(brs) => {
+            brs.iter().any(|(_, body)| touches_gpu_map(body, name, writes_only))
+        }
         _ => false,
     })
 }
@@ -567,7 +571,10 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 && d.storage == Storage::Default
                 && d.kind != DataKind::View
                 && !matches!(scope, AllocScope::Map(..))
-                && touches_gpu_map(&sdfg.body, name));
+                // A scalar that kernels only read stays a host value, passed
+                // to them by value (DaCe's rule); one a kernel writes lives on
+                // the device.
+                && touches_gpu_map(&sdfg.body, name, d.kind == DataKind::Scalar));
         if device && !cx.gpu {
             return Err(Error::new(
                 ErrorKind::Unsupported,

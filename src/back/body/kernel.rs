@@ -553,6 +553,19 @@ impl FnWriter<'_> {
     pub(crate) fn single_thread_kernel(&mut self, ctx: &StateCtx, id: NodeId) -> Result<()> {
         let g = self.gpu.expect("GPU target");
         let node = &ctx.st.nodes[id.index()];
+        // A one-thread kernel cannot write host memory: its host values are
+        // passed by value, and a write to one would be lost.
+        for e in ctx.st.edges.iter().filter(|e| e.src == id) {
+            if let Some(data) = e.memlet.data.as_deref().filter(|d| !self.is_device(d)) {
+                return Err(Error::unsupported(
+                    &node.path,
+                    format!(
+                        "'{}' reads device memory, so it runs in a one-thread GPU kernel, but it writes host data '{data}'",
+                        node.label
+                    ),
+                ));
+            }
+        }
         let iface = self.interface(ctx, &[id], &[])?;
         let name = self.kernel_name(&node.label);
         let body = self.device_body(|w| w.scope(ctx, &[id]))?;

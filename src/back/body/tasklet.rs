@@ -530,6 +530,15 @@ impl<'a> FnWriter<'a> {
                 self.python_block(&t.stmts, &conns, &mut locals, node)?;
             }
             Language::Cpp => {
+                if let Some(name) = dace_runtime_name(&t.code.code) {
+                    return Err(Error::unsupported(
+                        &node.path,
+                        format!(
+                            "C++ tasklet '{}' uses DaCe's runtime library ('{name}'), which sdfgc does not provide",
+                            node.label
+                        ),
+                    ));
+                }
                 self.out.line(t.code.code.trim_end());
             }
         }
@@ -1441,5 +1450,47 @@ mod tests {
             String::from_utf8_lossy(&run.stdout)
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The first `dace::...` name in C++ tasklet code that sdfgc's prelude does
+/// not define (DaCe's runtime headers: `dace::warpReduce`, `dace::math::...`);
+/// only the complex types are sdfgc's.
+fn dace_runtime_name(code: &str) -> Option<String> {
+    let mut rest = code;
+    while let Some(at) = rest.find("dace::") {
+        let before = rest[..at].chars().next_back();
+        let tail = &rest[at..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(tail.len());
+        let name = tail[..len].trim_end_matches(':');
+        rest = &tail[len.max(6)..];
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+            continue; // `mydace::` or `::dace::`-qualified in another namespace
+        }
+        if !matches!(name, "dace::complex64" | "dace::complex128") {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod dace_runtime_tests {
+    use super::dace_runtime_name;
+
+    #[test]
+    fn dace_runtime_names_in_cpp_tasklets_are_found() {
+        let code = "__out = dace::warpReduce<dace::ReductionType::Max, double>::reduce(__a);";
+        assert_eq!(dace_runtime_name(code).as_deref(), Some("dace::warpReduce"));
+        assert_eq!(
+            dace_runtime_name("dace::complex128 z = a; x = mydace::f(z);"),
+            None
+        );
+        assert_eq!(
+            dace_runtime_name("y = dace::math::pi * x;").as_deref(),
+            Some("dace::math::pi")
+        );
     }
 }
