@@ -69,6 +69,18 @@ class BuildResult(str):
     folder: str
 
 
+def offload_args(offload) -> list:
+    """sdfgc's arguments for `offload`: False/None, True, "host-args" or
+    "device-args"."""
+    if not offload:
+        return []
+    if offload is True:
+        return ["--offload"]
+    if offload in ("host-args", "device-args"):
+        return [f"--offload={offload}"]
+    raise ValueError(f"offload must be True, False, 'host-args' or 'device-args', not {offload!r}")
+
+
 def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None,
           extra_flags=(), sdfgc_args=(), blas=None, cache=True) -> BuildResult:
     """Compiles an SDFG (a `.sdfg` file or a `dace.SDFG`) with sdfgc and then
@@ -76,7 +88,8 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
 
     `target`: "cpp", "cuda" or "hip"; `mode`: None (the SDFG's lifetimes),
     "scoped", "persistent", "pool" or "external"; `offload`: sdfgc's
-    `--offload`; `build_dir`: the cache folder (default `default_cache_dir()`);
+    `--offload` (True or "host-args": host arrays, copied in and out;
+    "device-args": arrays already on the device); `build_dir`: the cache folder (default `default_cache_dir()`);
     `compiler`: default `$CXX`/`$NVCC`/`$HIPCC`, else g++/nvcc/hipcc; `flags`
     replace `default_flags(target)`, `extra_flags` are appended; `blas`:
     sdfgc's `--blas` ("openblas", "cublas", "hipblas"; BLAS library nodes call
@@ -93,8 +106,7 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
     args = ["--target", target]
     if mode:
         args += ["--mode", mode]
-    if offload:
-        args += ["--offload"]
+    args += offload_args(offload)
     if blas:
         args += ["--blas", blas]
     args += list(sdfgc_args)

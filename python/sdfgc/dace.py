@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 
 from . import SdfgcError, binary
-from ._build import build, default_cache_dir
+from ._build import build, default_cache_dir, offload_args
 from ._workspace import Workspace
 
 log = logging.getLogger("sdfgc.dace")
@@ -91,8 +91,7 @@ def _sdfgc_command(path, out, options):
     cmd = [binary(), path, "--target", options.get("target", "cpp"), "--emit-sample", "-o", out]
     if options.get("mode"):
         cmd += ["--mode", options["mode"]]
-    if options.get("offload"):
-        cmd += ["--offload"]
+    cmd += offload_args(options.get("offload"))
     if options.get("blas"):
         cmd += ["--blas", options["blas"]]
     return cmd + list(options.get("extra_args", ()))
@@ -268,10 +267,11 @@ def enabled() -> bool:
 
 def enable_from_environment():
     """`enable()` if `SDFGC_DACE=1` (options: `SDFGC_MODE`, `SDFGC_TARGET`,
-    `SDFGC_OFFLOAD=1`, `SDFGC_FALLBACK=1`, `SDFGC_BLAS`)."""
+    `SDFGC_OFFLOAD=1|host-args|device-args`, `SDFGC_FALLBACK=1`, `SDFGC_BLAS`)."""
     if os.environ.get("SDFGC_DACE") == "1":
         enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET", "cpp"),
-               offload=os.environ.get("SDFGC_OFFLOAD") == "1", fallback=os.environ.get("SDFGC_FALLBACK") == "1",
+               offload={"1": True, "host-args": "host-args", "device-args": "device-args"}.get(
+                   os.environ.get("SDFGC_OFFLOAD", "")), fallback=os.environ.get("SDFGC_FALLBACK") == "1",
                blas=os.environ.get("SDFGC_BLAS") or None)
 
 

@@ -88,3 +88,24 @@ def test_concurrent_builds_of_one_program_agree(cache):
     assert [e for e in os.listdir(cache) if not e.startswith(".")] == [os.path.basename(libs[0].folder)]
     assert not [e for e in os.listdir(cache) if e.startswith(".")]  # no work folder left behind
     run_case(libs[0], "jacobi_1d")
+
+
+def test_offload_with_host_or_device_arguments(cache, tmp_path):
+    # A stand-in for nvcc that only creates the library file: what is
+    # checked is the CUDA source sdfgc wrote for each `offload` value.
+    fake = tmp_path / "fake-nvcc"
+    fake.write_text('#!/bin/sh\neval last=\\${$#}\ntouch "$last"\n')
+    fake.chmod(0o755)
+    path = os.path.join(CORPUS, "jacobi_2d", "program.sdfg")
+
+    def source(offload):
+        lib = sdfgc.build(path, target="cuda", offload=offload, compiler=str(fake), build_dir=cache)
+        with open(os.path.join(lib.folder, f"{lib.name}.cu")) as fh:
+            return fh.read()
+
+    host, device = source(True), source("device-args")
+    assert "cudaMemcpyHostToDevice" in host and "<<<" in host
+    assert "cudaMemcpyHostToDevice" not in device and "<<<" in device
+    assert source("host-args") == host
+    with pytest.raises(ValueError, match="offload must be"):
+        sdfgc.build(path, target="cuda", offload="devices", compiler=str(fake), build_dir=cache)

@@ -138,9 +138,12 @@ fn device_arrays(
 /// Every CPU fixture `--offload` is tested on: corpus `program.sdfg` and
 /// `program.v2.sdfg`, gt4py `cpu*.sdfg`, NPBench `program.sdfg` and
 /// `program.autoopt.sdfg` (only paths containing one of the comma-separated
-/// parts of `$SDFGC_OFFLOAD_FILTER` when it is set).
+/// parts of `$SDFGC_OFFLOAD_FILTER` when it is set); with
+/// `SDFGC_OFFLOAD_PROGRAMS=1` (not in CI: CI time) also the written
+/// programs' `program.sdfg`, `program.autoopt.sdfg` and `program.v2.sdfg`.
 pub fn offload_variants() -> Vec<(PathBuf, String)> {
     let filter = std::env::var("SDFGC_OFFLOAD_FILTER").unwrap_or_default();
+    let programs = std::env::var_os("SDFGC_OFFLOAD_PROGRAMS").is_some();
     let root = fixtures();
     case_files_under(&root, |n| {
         matches!(
@@ -159,6 +162,7 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
             Some("corpus") => n == "program.sdfg" || n == "program.v2.sdfg",
             Some("gt4py") => n.starts_with("cpu"),
             Some("npbench") => n == "program.sdfg" || n == "program.autoopt.sdfg",
+            Some("programs") => programs,
             _ => false,
         };
         let path = d.join(n).to_string_lossy().to_string();
