@@ -570,6 +570,24 @@ impl Memlet {
 }
 
 impl State {
+    /// The scope entries around node `id`, innermost first (a scope cycle,
+    /// which validation refuses, ends the walk).
+    pub fn enclosing_scopes(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let mut next = self.nodes[id.index()].scope;
+        let mut left = self.nodes.len();
+        std::iter::from_fn(move || {
+            let s = next.filter(|_| left > 0)?;
+            left -= 1;
+            next = self.nodes[s.index()].scope;
+            Some(s)
+        })
+    }
+
+    /// True if node `id` lies (transitively) in the scope of `entry`.
+    pub fn is_below(&self, id: NodeId, entry: NodeId) -> bool {
+        self.enclosing_scopes(id).any(|s| s == entry)
+    }
+
     /// A topological order of the nodes (Kahn's algorithm, ties broken by
     /// node index so the order is deterministic and close to the JSON's);
     /// None if the dataflow has a cycle.

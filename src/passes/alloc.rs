@@ -927,21 +927,12 @@ fn find_state<'a>(r: &'a Region, path: &str) -> Option<&'a State> {
 }
 
 /// True if `scope` is (inside) a GPU_Device map.
-pub fn in_gpu_scope(st: &State, mut scope: Option<NodeId>) -> bool {
-    let mut guard = 0;
-    while let Some(s) = scope {
-        if let NodeKind::MapEntry(m) = &st.nodes[s.index()].kind
-            && matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault)
-        {
-            return true;
-        }
-        scope = st.nodes[s.index()].scope;
-        guard += 1;
-        if guard > st.nodes.len() {
-            break;
-        }
-    }
-    false
+pub fn in_gpu_scope(st: &State, scope: Option<NodeId>) -> bool {
+    let Some(s) = scope else { return false };
+    std::iter::once(s).chain(st.enclosing_scopes(s)).any(|s| {
+        matches!(&st.nodes[s.index()].kind,
+            NodeKind::MapEntry(m) if matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault))
+    })
 }
 
 /// The size expression in top-level symbols, if it can be expressed there.

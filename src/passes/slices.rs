@@ -119,21 +119,7 @@ fn enclosing_params(st: &State, scope: Option<NodeId>) -> BTreeSet<String> {
 /// True if some map in the kernel's scope (or in a nested SDFG there) is a
 /// thread-block map.
 fn has_thread_blocks(st: &State, kernel: NodeId) -> bool {
-    let below = |id: usize| {
-        let mut s = st.nodes[id].scope;
-        let mut guard = 0;
-        while let Some(x) = s {
-            if x == kernel {
-                return true;
-            }
-            s = st.nodes[x.index()].scope;
-            guard += 1;
-            if guard > st.nodes.len() {
-                return false;
-            }
-        }
-        false
-    };
+    let below = |id: usize| st.is_below(NodeId(id as u32), kernel);
     let tb = |s: Schedule| {
         matches!(
             s,

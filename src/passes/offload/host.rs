@@ -12,7 +12,7 @@
 
 use crate::ir::*;
 
-use super::placement::{below, each_state};
+use super::placement::each_state;
 
 /// A part of the program that stays on the host, for the `--offload` report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +52,7 @@ fn callback_at(n: &Node) -> Option<String> {
 pub(super) fn callback_below(st: &State, entry: NodeId) -> Option<String> {
     (0..st.nodes.len())
         .map(|i| NodeId(i as u32))
-        .filter(|&id| below(st, id, entry))
+        .filter(|&id| st.is_below(id, entry))
         .find_map(|id| callback_at(&st.nodes[id.index()]))
 }
 

@@ -62,20 +62,9 @@ pub(super) type Connections = Vec<(String, String)>;
 
 /// True if a map around the node is a kernel.
 fn in_kernel_scope(st: &State, id: NodeId) -> bool {
-    let mut s = st.nodes[id.index()].scope;
-    let mut guard = 0;
-    while let Some(x) = s {
-        if matches!(&st.nodes[x.index()].kind, NodeKind::MapEntry(m) if is_gpu_schedule(m.schedule))
-        {
-            return true;
-        }
-        s = st.nodes[x.index()].scope;
-        guard += 1;
-        if guard > st.nodes.len() {
-            break;
-        }
-    }
-    false
+    st.enclosing_scopes(id).any(|x| {
+        matches!(&st.nodes[x.index()].kind, NodeKind::MapEntry(m) if is_gpu_schedule(m.schedule))
+    })
 }
 
 /// Calls `f` on every nested SDFG on the host side of a state of the region
@@ -312,27 +301,10 @@ fn in_kernel(s: Schedule) -> Schedule {
     }
 }
 
-/// True if `id` lies (transitively) in the scope of `entry`.
-pub(super) fn below(st: &State, id: NodeId, entry: NodeId) -> bool {
-    let mut s = st.nodes[id.index()].scope;
-    let mut guard = 0;
-    while let Some(x) = s {
-        if x == entry {
-            return true;
-        }
-        s = st.nodes[x.index()].scope;
-        guard += 1;
-        if guard > st.nodes.len() {
-            return false;
-        }
-    }
-    false
-}
-
 /// Everything below a kernel's map runs in its threads.
 fn sequential_below(st: &mut State, entry: NodeId) {
     for i in 0..st.nodes.len() {
-        if !below(st, NodeId(i as u32), entry) {
+        if !st.is_below(NodeId(i as u32), entry) {
             continue;
         }
         match &mut st.nodes[i].kind {
