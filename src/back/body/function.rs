@@ -354,29 +354,41 @@ impl<'a> FnWriter<'a> {
         let ct = d.dtype.ctype();
         let elements = self.sym(&d.total_size);
         match (self.gpu, self.is_device(name)) {
-            (Some(g), true) => {
+            (Some(_), true) => {
                 let bytes = format!("sizeof({ct}) * static_cast<size_t>({elements})");
-                if *memory == Memory::Pool {
-                    let (m, f) = (g.api("MallocAsync"), g.api("FreeAsync"));
-                    let s = self.stream();
-                    (
-                        format!(
-                            "sdfgc_gpu_check({m}((void **)&{name}, {bytes}, {s}), \"{m} {name}\");"
-                        ),
-                        format!("sdfgc_gpu_check({f}({name}, {s}), \"{f} {name}\");"),
-                    )
-                } else {
-                    let (m, f) = (g.api("Malloc"), g.api("Free"));
-                    (
-                        format!("sdfgc_gpu_check({m}((void **)&{name}, {bytes}), \"{m} {name}\");"),
-                        format!("sdfgc_gpu_check({f}({name}), \"{f} {name}\");"),
-                    )
-                }
+                self.device_alloc_free(name, name, &bytes, *memory == Memory::Pool)
             }
             _ => (
                 format!("{name} = sdfgc_alloc<{ct}>({elements});"),
                 format!("sdfgc_free({name});"),
             ),
+        }
+    }
+
+    /// Statements that allocate `bytes` of device memory into the pointer
+    /// `var` and free it (stream-ordered on this function's stream in the
+    /// pool mode); `label` names it in error messages.
+    pub fn device_alloc_free(
+        &self,
+        var: &str,
+        label: &str,
+        bytes: &str,
+        pool: bool,
+    ) -> (String, String) {
+        let g = self.gpu.expect("GPU target");
+        if pool {
+            let (m, f) = (g.api("MallocAsync"), g.api("FreeAsync"));
+            let s = self.stream();
+            (
+                format!("sdfgc_gpu_check({m}((void **)&{var}, {bytes}, {s}), \"{m} {label}\");"),
+                format!("sdfgc_gpu_check({f}({var}, {s}), \"{f} {label}\");"),
+            )
+        } else {
+            let (m, f) = (g.api("Malloc"), g.api("Free"));
+            (
+                format!("sdfgc_gpu_check({m}((void **)&{var}, {bytes}), \"{m} {label}\");"),
+                format!("sdfgc_gpu_check({f}({var}), \"{f} {label}\");"),
+            )
         }
     }
 

@@ -517,7 +517,6 @@ impl FnWriter<'_> {
     /// (its persistent or workspace member, or an allocation for this
     /// launch) and the statement that frees it after the launch.
     fn slice_buffer(&self, sid: u32, name: &str, s: &KernelSlice) -> (String, Option<String>) {
-        let g = self.gpu.expect("GPU target");
         let ct = s.dtype.ctype();
         let base = slices::base_name(sid, name);
         let memory = self.p.alloc.get(sid, name).map(|t| t.memory.clone());
@@ -530,22 +529,8 @@ impl FnWriter<'_> {
             self.sym(&s.copies),
             self.sym(&s.elements)
         );
-        let stream = self.stream();
-        let (alloc, free) = if memory == Some(Memory::Pool) {
-            let (m, f) = (g.api("MallocAsync"), g.api("FreeAsync"));
-            (
-                format!(
-                    "sdfgc_gpu_check({m}((void **)&{base}, {bytes}, {stream}), \"{m} {name}\");"
-                ),
-                format!("sdfgc_gpu_check({f}({base}, {stream}), \"{f} {name}\");"),
-            )
-        } else {
-            let (m, f) = (g.api("Malloc"), g.api("Free"));
-            (
-                format!("sdfgc_gpu_check({m}((void **)&{base}, {bytes}), \"{m} {name}\");"),
-                format!("sdfgc_gpu_check({f}({base}), \"{f} {name}\");"),
-            )
-        };
+        let (alloc, free) =
+            self.device_alloc_free(&base, name, &bytes, memory == Some(Memory::Pool));
         (format!("{ct} * {base} = nullptr;\n{alloc}"), Some(free))
     }
 
