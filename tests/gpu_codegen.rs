@@ -610,3 +610,39 @@ fn thread_block_ranges_beyond_the_block_limit_become_strided_loops() {
         "{err}"
     );
 }
+
+/// DaCe's offloaded programs keep host scalars (deriche's `k`) in Default
+/// storage and pass them to kernels by value; a one-thread kernel cannot
+/// write host data (its write would be lost), so code that reads device
+/// memory and writes a host scalar is refused by name.
+#[test]
+fn scalars_kernels_only_read_stay_host_values() {
+    let file =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/npbench/deriche/program.gpu.sdfg");
+    let generate_cu = |path: &std::path::Path| {
+        sdfgc::driver::generate(path, &CompileOptions::new(Target::Cuda))
+            .map(|outs| {
+                outs.into_iter()
+                    .find(|(n, _)| n.ends_with(".cu"))
+                    .unwrap()
+                    .1
+            })
+            .map_err(|e| e.to_string())
+    };
+    let cu = generate_cu(&file).unwrap();
+    assert!(cu.contains("double k,"), "k is not passed by value");
+    assert!(!cu.contains("on the device (one thread)"), "{cu}");
+    // `k` on the device: the host tasklet reading it and writing the host
+    // scalar `__tmp17` would run in a one-thread kernel.
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    j["attributes"]["_arrays"]["k"]["attributes"]["storage"] = "GPU_Global".into();
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("program.gpu.sdfg");
+    std::fs::write(&edited, j.to_string()).unwrap();
+    let err = generate_cu(&edited).unwrap_err();
+    assert!(
+        err.contains("runs in a one-thread GPU kernel, but it writes host data"),
+        "{err}"
+    );
+}
