@@ -550,6 +550,43 @@ def prod_and_any(x: dace.float64[N], r: dace.float64[2]):
     r[1] = np.amax(np.abs(x)) - np.amin(x)
 
 
+@program
+def reduce_edge_values(x: dace.float64[N], r: dace.float64[4]):
+    # Max of all -inf and min of all +inf: a parallel reduction must start
+    # from infinity, not from the largest finite value.
+    ninf = -np.inf * (np.abs(x) + 1.0)
+    r[0] = np.max(ninf)
+    r[1] = np.min(-ninf)
+    r[2] = np.sum(x * 0.5)
+    r[3] = np.max(x) - np.min(x)
+
+
+@program
+def reduce_int_ops(a: dace.int64[N], s: dace.int64[4], f: dace.float32[2]):
+    s[0] = np.max(a)
+    s[1] = np.min(a)
+    s[2] = np.sum(a % 5)
+    s[3] = np.max(a % 7) - np.min(a // 3)
+    f[0] = np.sum(a.astype(np.float32) * np.float32(0.25))
+    f[1] = np.max(a.astype(np.float32))
+
+
+@program(N=2)
+def wcr_max_from_minus_inf(x: dace.float64[N], r: dace.float64[2]):
+    # The element starts at -inf and every value is -inf (and fewer
+    # iterations than the tests' three threads): a parallel reduction
+    # whose threads start from the largest finite value would return it.
+    r[0] = -np.inf
+    r[1] = np.inf
+    for i in dace.map[0:N]:
+        with dace.tasklet:
+            v << x[i]
+            hi >> r(1, lambda a, b: max(a, b))[0]
+            lo >> r(1, lambda a, b: min(a, b))[1]
+            hi = -np.inf * (abs(v) + 1.0)
+            lo = np.inf * (abs(v) + 1.0)
+
+
 def save_variants(name, prog, out, variants):
     """Writes the program's SDFG variants; returns [(variant, path)]."""
     from dace.transformation.auto import auto_optimize as aopt

@@ -103,6 +103,49 @@ fn unrestricted_nested_pointers(code: &str) -> Vec<String> {
     out
 }
 
+/// Atomic updates inside loops of an element that is the same in every
+/// iteration of them (its index is made of constants and the function's
+/// parameters only: no loop counter, no value computed inside the loops):
+/// such an update should be an OpenMP reduction. Text of each.
+fn invariant_atomics(code: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let names = |t: &str| -> Vec<String> {
+        t.split(|c: char| !ident(c))
+            .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut params: Vec<String> = Vec::new();
+    let mut loops = Vec::new();
+    let mut depth = 0i64;
+    let mut out = Vec::new();
+    let lines: Vec<&str> = code.lines().map(str::trim_start).collect();
+    for (k, l) in lines.iter().enumerate() {
+        if l.starts_with("static ") && l.contains('(') && l.ends_with('{') {
+            params = names(&l[l.find('(').unwrap()..]);
+        }
+        if l.starts_with("for (") {
+            loops.push(depth);
+        }
+        let target = if l.starts_with("#pragma omp atomic") {
+            lines.get(k + 1).and_then(|n| n.split(' ').next())
+        } else if l.starts_with("sdfgc_atomic_") && l.contains("(&") {
+            l.split("(&").nth(1).and_then(|t| t.split(',').next())
+        } else {
+            None
+        };
+        if let Some(t) = target.filter(|_| !loops.is_empty()) {
+            let index = names(t.split_once('[').map_or("", |(_, i)| i));
+            if index.iter().all(|n| params.contains(n)) {
+                out.push(t.to_string());
+            }
+        }
+        depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+        loops.retain(|d| *d < depth);
+    }
+    out
+}
+
 #[test]
 fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
     let counts: serde_json::Value = serde_json::from_str(
@@ -155,6 +198,12 @@ fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
                         ));
                     }
                 }
+                for t in invariant_atomics(code) {
+                    bad.push(format!(
+                        "{case}/{variant} {mode:?}: atomic update of one element in a loop \
+                         (not an OpenMP reduction): {t}"
+                    ));
+                }
                 if variant == "program.autoopt.sdfg" {
                     for u in unrestricted_nested_pointers(code) {
                         bad.push(format!("{case}/{variant} {mode:?}: not __restrict__: {u}"));
@@ -168,6 +217,44 @@ fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
         ours.0, ours.1, theirs.0, theirs.1
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The written programs (fixtures/programs, every variant): no atomic
+/// update of one element inside loops either (reductions over whole arrays
+/// and axes, histograms, counts in every shape DaCe's frontends give them).
+#[test]
+fn one_element_updates_of_written_programs_are_reductions() {
+    let mut bad = Vec::new();
+    let mut files = 0;
+    for dir in std::fs::read_dir(root().join("fixtures/programs")).unwrap() {
+        let dir = dir.unwrap().path();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for f in entries {
+            let file = f.unwrap().path();
+            if file.extension().is_none_or(|e| e != "sdfg") {
+                continue;
+            }
+            files += 1;
+            let outs = sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cpp))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let code = outs
+                .iter()
+                .find(|(n, _)| n.ends_with(".cpp") && !n.ends_with("_main.cpp"))
+                .map(|(_, t)| t.as_str())
+                .unwrap();
+            for t in invariant_atomics(code) {
+                bad.push(format!("{}: {t}", file.display()));
+            }
+        }
+    }
+    assert!(files >= 300, "only {files} files");
+    assert!(
+        bad.is_empty(),
+        "atomic updates of one element in loops:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::body::kernel::contiguous;
 use crate::back::body::views;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, simplify};
@@ -238,6 +239,7 @@ impl FnWriter<'_> {
         // ones, else the first; inner ones run in order within a thread.
         let mut distributed = 1;
         let mut pragma = None;
+        let mut reductions = Vec::new();
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -263,8 +265,13 @@ impl FnWriter<'_> {
             } else {
                 ""
             };
-            pragma = Some(format!("#pragma omp parallel for{collapse}{threads}"));
+            reductions = self.plan_reductions(ctx, id);
+            let clauses: String = reductions.iter().map(|r| r.clause()).collect();
+            pragma = Some(format!(
+                "#pragma omp parallel for{collapse}{threads}{clauses}"
+            ));
         }
+        self.open_reductions(&reductions);
         for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
             if k == lead
                 && let Some(pragma) = pragma.take()
@@ -294,6 +301,7 @@ impl FnWriter<'_> {
         }
         let was = self.in_parallel;
         let was_params = self.parallel_params.clone();
+        let was_reductions = std::mem::replace(&mut self.reductions, reductions.clone());
         if parallel {
             self.in_parallel = true;
             self.parallel_params =
@@ -310,9 +318,11 @@ impl FnWriter<'_> {
         self.block_loop_end(ctx, id);
         self.in_parallel = was;
         self.parallel_params = was_params;
+        self.reductions = was_reductions;
         for _ in &m.params {
             self.out.close();
         }
+        self.close_reductions(&reductions);
         Ok(())
     }
 
@@ -528,6 +538,9 @@ impl FnWriter<'_> {
         }
         let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
         self.out.line(format!("// copy {src} -> {dst}"));
+        if self.contiguous_copy(e, src, dst, &ss, &ds) {
+            return Ok(());
+        }
         let counters = self.copy_loops(&ss, &ds);
         let (src_idx, dst_idx, loops) = counters;
         let sd = self.sdfg.arrays[src].clone();
@@ -552,6 +565,50 @@ impl FnWriter<'_> {
             self.out.close();
         }
         Ok(())
+    }
+
+    /// A plain host copy between two contiguous runs of the same element
+    /// type, written as one `sdfgc_copy` (memcpy; `sdfgc_move` where both
+    /// sides may be parts of one container). False (nothing written) for
+    /// any other copy, which the caller writes as loops.
+    fn contiguous_copy(
+        &mut self,
+        e: &DataEdge,
+        src: &str,
+        dst: &str,
+        ss: &Subset,
+        ds: &Subset,
+    ) -> bool {
+        let (sd, dd) = (&self.sdfg.arrays[src], &self.sdfg.arrays[dst]);
+        let count = simplify(
+            &ss.iter()
+                .map(RangeDim::extent)
+                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
+                .unwrap_or(Expr::Int(1)),
+        );
+        if self.in_kernel
+            || e.memlet.wcr.is_some()
+            || sd.dtype != dd.dtype
+            || count == Expr::Int(1)
+            || !contiguous(sd, ss)
+            || !contiguous(dd, ds)
+        {
+            return false;
+        }
+        let one_container = src == dst || sd.kind == DataKind::View || dd.kind == DataKind::View;
+        let f = if one_container {
+            "sdfgc_move"
+        } else {
+            "sdfgc_copy"
+        };
+        let line = format!(
+            "{f}({}, {}, {});",
+            self.subset_pointer(dst, dd, ds),
+            self.subset_pointer(src, sd, ss),
+            self.sym(&count)
+        );
+        self.out.line(line);
+        true
     }
 
     /// Loop headers and per-side indices that walk two subsets with the same

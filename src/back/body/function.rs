@@ -68,6 +68,8 @@ pub(crate) struct FnWriter<'a> {
     /// Parameters of the parallel map of this function we are inside (None
     /// when the parallelism comes from a caller).
     pub parallel_params: Option<Vec<String>>,
+    /// Reduction locals of the parallel map being written.
+    pub reductions: Vec<crate::back::body::reduction::Reduction>,
     /// The function has a Return block (needs the exit label).
     pub needs_exit_label: bool,
     /// Names of the file-level prelude/state struct.
@@ -111,6 +113,7 @@ impl<'a> FnWriter<'a> {
             labels: 0,
             in_parallel,
             parallel_params: None,
+            reductions: Vec::new(),
             needs_exit_label: false,
             state_type: format!("{}_state_t", p.sdfg.name),
             gpu: p.gpu,

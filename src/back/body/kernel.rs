@@ -794,7 +794,7 @@ fn same_subset(a: &Subset, b: &Subset) -> bool {
             .all(|(x, y)| crate::ir::simplify::probably_equal(&x.end, &y.end))
 }
 
-fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
+pub(crate) fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
     if sub.len() != d.rank() {
         return false;
     }

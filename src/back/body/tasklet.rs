@@ -512,11 +512,15 @@ impl<'a> FnWriter<'a> {
             let var = convert(&var, conns[c].dtype, d.dtype);
             let stmt = match &e.memlet.wcr {
                 None => format!("{target} = {var};"),
-                Some(w) => {
-                    let atomic =
-                        self.in_parallel && !self.is_private(data) && self.wcr_conflicts(sub);
-                    self.wcr_update(w, &target, &var, d.dtype, atomic)
-                }
+                Some(w) => match self.reduction_var(data, &starts) {
+                    // Each thread's own total (see `reduction`).
+                    Some(red) => self.wcr_update(w, &red, &var, d.dtype, false),
+                    None => {
+                        let atomic =
+                            self.in_parallel && !self.is_private(data) && self.wcr_conflicts(sub);
+                        self.wcr_update(w, &target, &var, d.dtype, atomic)
+                    }
+                },
             };
             writebacks.push(stmt);
         }

@@ -49,6 +49,28 @@ static inline void sdfgc_atomic_max(T *p, T v) {
     sdfgc_atomic_update(p, v, [](T a, T b) { return a < b ? b : a; });
 }"#;
 
+/// Contiguous host copies, only in files that make them.
+const RUNTIME_COPY: &str = r#"// ---- contiguous copies: memcpy like DaCe's (its large-copy path beats a
+// vectorised loop); sdfgc_move where both sides are parts of one container ----
+template <typename T>
+static inline void sdfgc_copy(T *dst, const T *src, int64_t n) {
+    if (n > 0) std::memcpy(dst, src, sizeof(T) * static_cast<size_t>(n));
+}
+template <typename T>
+static inline void sdfgc_move(T *dst, const T *src, int64_t n) {
+    if (n > 0) std::memmove(dst, src, sizeof(T) * static_cast<size_t>(n));
+}"#;
+
+/// The floating-point min and max reductions of parallel maps (see
+/// `back::body::reduction`), only in files that use them.
+const RUNTIME_MINMAX: &str = r#"// ---- min and max reductions: compare-and-select, identity infinity ----
+#ifdef _OPENMP
+#pragma omp declare reduction(sdfgc_min : float : omp_out = omp_in < omp_out ? omp_in : omp_out) initializer(omp_priv = std::numeric_limits<float>::infinity())
+#pragma omp declare reduction(sdfgc_min : double : omp_out = omp_in < omp_out ? omp_in : omp_out) initializer(omp_priv = std::numeric_limits<double>::infinity())
+#pragma omp declare reduction(sdfgc_max : float : omp_out = omp_out < omp_in ? omp_in : omp_out) initializer(omp_priv = -std::numeric_limits<float>::infinity())
+#pragma omp declare reduction(sdfgc_max : double : omp_out = omp_out < omp_in ? omp_in : omp_out) initializer(omp_priv = -std::numeric_limits<double>::infinity())
+#endif"#;
+
 /// Error codes and messages of the checked workspace setter (only in files with a workspace).
 /// Thread helpers for per-thread slots (serial fallbacks without OpenMP).
 const RUNTIME_THREADS: &str = r#"// ---- threads (per-thread workspace and persistent slots) ----
@@ -628,6 +650,13 @@ pub fn write(p: &Program) -> Result<Outputs> {
             }
             if threads {
                 r = format!("{r}\n{RUNTIME_THREADS}");
+            }
+            let uses = |s: &str| body.contains(s) || shared.functions.iter().any(|f| f.contains(s));
+            if uses("sdfgc_copy(") || uses("sdfgc_move(") {
+                r = format!("{r}\n{RUNTIME_COPY}");
+            }
+            if uses("reduction(sdfgc_m") {
+                r = format!("{r}\n{RUNTIME_MINMAX}");
             }
             r
         },
