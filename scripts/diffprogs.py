@@ -37,14 +37,18 @@ PROGRAMS = {}
 # Sizes a program's fixture uses instead of SYMBOLS (e.g. more elements than
 # one tile of DaCe's auto-optimized maps, so that threads meet).
 PROGRAM_SYMBOLS = {}
+# case.json `features` of a program's fixture (`parallel_map`: the tests run
+# every variant of it under ThreadSanitizer).
+PROGRAM_FEATURES = {}
 
 
-def program(f=None, **symbols):
+def program(f=None, features=(), **symbols):
     """Registers a DaCe program under its Python name (`@program(N=300)`:
     with its own fixture sizes)."""
     def register(g):
         PROGRAMS[g.__name__] = dace.program(g)
         PROGRAM_SYMBOLS[g.__name__] = symbols
+        PROGRAM_FEATURES[g.__name__] = list(features)
         return g
     return register(f) if f is not None else register
 
@@ -587,6 +591,24 @@ def wcr_max_from_minus_inf(x: dace.float64[N], r: dace.float64[2]):
             lo = np.inf * (abs(v) + 1.0)
 
 
+@dace.program
+def _accumulate_into_local(x: dace.float64[N]):
+    acc = np.zeros([1], dtype=np.float64)
+    for i in dace.map[0:N]:
+        with dace.tasklet:
+            v << x[i]
+            o >> acc(1, lambda a, b: a + b)[0]
+            o = v
+    return acc[0] * 2.0
+
+
+@program(N=2000, features=["parallel_map"])
+def nested_shared_accumulator(x: dace.float64[N], r: dace.float64[1]):
+    # As parsed, the call is a nested SDFG whose own parallel map adds into
+    # its transient `acc`: one copy per call, shared by that map's threads.
+    r[0] = _accumulate_into_local(x)
+
+
 def save_variants(name, prog, out, variants):
     """Writes the program's SDFG variants; returns [(variant, path)]."""
     from dace.transformation.auto import auto_optimize as aopt
@@ -714,6 +736,8 @@ def save_fixture(name, prog, root):
         "generator": fixturelib.generator_info("scripts/diffprogs.py --save-fixtures", seed),
         "abi": {},
     }
+    if PROGRAM_FEATURES.get(name):
+        case["features"] = PROGRAM_FEATURES[name]
     kinds = {a["name"]: a["kind"] for a in args}
     for f in FIXTURE_VARIANTS.values():
         if f in dropped:

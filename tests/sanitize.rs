@@ -341,12 +341,15 @@ fn every_npbench_autoopt_kernel_is_race_free_under_tsan() {
 }
 
 /// The auto-optimized programs written for differential testing
-/// (`fixtures/programs`): DaCe fuses their maps and makes scalars map-local.
+/// (`fixtures/programs`): DaCe fuses their maps and makes scalars map-local;
+/// and every variant of those built for parallel maps (feature
+/// `parallel_map`: e.g. a nested SDFG whose own parallel map accumulates
+/// into its transient, shared by the map's threads).
 #[test]
 fn every_written_autoopt_program_is_race_free_under_tsan() {
     let autoopt = written_program_variants()
         .into_iter()
-        .filter(|(_, v)| v == "program.autoopt.sdfg")
+        .filter(|(d, v)| v == "program.autoopt.sdfg" || has_feature(d, "parallel_map"))
         .collect();
     run_matrix("TSan runs", "tsan ", autoopt, &TSAN_MODES, 40, run_tsan);
 }

@@ -302,7 +302,15 @@ impl FnWriter<'_> {
         let was = self.in_parallel;
         let was_params = self.parallel_params.clone();
         let was_reductions = std::mem::replace(&mut self.reductions, reductions.clone());
+        let was_maps = self.parallel_maps.clone();
         if parallel {
+            self.parallel_maps = (0..ctx.st.nodes.len() as u32)
+                .map(NodeId)
+                .filter(|&n| {
+                    (n == id || ctx.st.is_below(n, id))
+                        && matches!(ctx.st.nodes[n.index()].kind, NodeKind::MapEntry(_))
+                })
+                .collect();
             self.in_parallel = true;
             self.parallel_params =
                 Some(m.params[lead..(lead + distributed).min(m.params.len())].to_vec());
@@ -319,6 +327,7 @@ impl FnWriter<'_> {
         self.in_parallel = was;
         self.parallel_params = was_params;
         self.reductions = was_reductions;
+        self.parallel_maps = was_maps;
         for _ in &m.params {
             self.out.close();
         }
@@ -556,8 +565,15 @@ impl FnWriter<'_> {
                 // Threads of a parallel region meet in a shared destination
                 // (a tile's partial result added into the whole): atomic, as
                 // a tasklet's write-conflict resolution is.
-                let atomic = self.in_parallel && !self.is_private(dst) && self.wcr_conflicts(&ds);
-                self.wcr_update(w, &target, &value, dd.dtype, atomic)
+                match self.reduction_var(dst, &dst_idx) {
+                    // Each thread's own total (see `reduction`).
+                    Some(red) => self.wcr_update(w, &red, &value, dd.dtype, false),
+                    None => {
+                        let atomic =
+                            self.in_parallel && !self.is_private(dst) && self.wcr_conflicts(&ds);
+                        self.wcr_update(w, &target, &value, dd.dtype, atomic)
+                    }
+                }
             }
         };
         self.out.line(stmt);

@@ -68,6 +68,9 @@ pub(crate) struct FnWriter<'a> {
     /// Parameters of the parallel map of this function we are inside (None
     /// when the parallelism comes from a caller).
     pub parallel_params: Option<Vec<String>>,
+    /// The entry of the parallel map of this function we are inside and the
+    /// maps below it (empty when the parallelism comes from a caller).
+    pub parallel_maps: BTreeSet<NodeId>,
     /// Reduction locals of the parallel map being written.
     pub reductions: Vec<crate::back::body::reduction::Reduction>,
     /// The function has a Return block (needs the exit label).
@@ -113,6 +116,7 @@ impl<'a> FnWriter<'a> {
             labels: 0,
             in_parallel,
             parallel_params: None,
+            parallel_maps: BTreeSet::new(),
             reductions: Vec::new(),
             needs_exit_label: false,
             state_type: format!("{}_state_t", p.sdfg.name),

@@ -5,8 +5,9 @@
 //! code does. With one, each thread sums into its own copy of a local
 //! (`reduction(+: __red_N)`), and the element takes the total once after the
 //! loop. Only where that is the same program: the map's scope reaches the
-//! container through such updates alone (no read, no plain write, no access
-//! node, no nested SDFG), all to one element that is the same in every
+//! container through such updates alone (tasklet writes, or copies out of
+//! the map from a container of its body; no read, no plain write, no access
+//! node, no nested SDFG), each to an element that is the same in every
 //! iteration, with one operator whose OpenMP identity is exact for the type.
 
 use std::collections::BTreeSet;
@@ -126,28 +127,40 @@ impl FnWriter<'_> {
             let Some(data) = e.memlet.data.as_deref() else {
                 continue;
             };
-            match (&st.nodes[e.src.index()].kind, &e.memlet.wcr) {
+            // The update and the element it targets: a tasklet's write, or a
+            // copy out of the map from a container of its body (DaCe's
+            // per-tile accumulator, `acc[0] += trans_acc[0]`).
+            let to_exit = matches!(st.nodes[e.dst.index()].kind, NodeKind::MapExit { .. });
+            let update = match (&st.nodes[e.src.index()].kind, &e.memlet.wcr) {
                 (NodeKind::Tasklet(_), Some(w)) => {
-                    let sub = e.memlet.subset.as_deref().unwrap_or_default();
-                    let one = sub.iter().all(|r| simplify(&r.extent()) == Expr::Int(1));
-                    let starts: Vec<Expr> = sub.iter().map(|r| simplify(&r.start)).collect();
-                    if !one || sub.is_empty() || !starts.iter().all(&invariant) {
-                        refused.insert(data);
-                        continue;
-                    }
-                    match found.iter().find(|((d, s), _)| *d == data && *s == starts) {
-                        Some((_, w0)) if w0.kind != w.kind => {
-                            refused.insert(data);
-                        }
-                        Some(_) => {}
-                        None => found.push(((data, starts), w)),
-                    }
+                    Some((w, e.memlet.subset.clone().unwrap_or_default()))
+                }
+                (NodeKind::Access(a), Some(w)) if a.data != data && to_exit => {
+                    Some((w, self.copy_subsets(&e.memlet, &a.data, data).1))
                 }
                 // The update passing out of an inner map.
-                (NodeKind::MapExit { .. }, Some(w)) => exits.push((data, w.kind)),
-                _ => {
+                (NodeKind::MapExit { .. }, Some(w)) => {
+                    exits.push((data, w.kind));
+                    continue;
+                }
+                _ => None,
+            };
+            let Some((w, sub)) = update else {
+                refused.insert(data);
+                continue;
+            };
+            let one = sub.iter().all(|r| simplify(&r.extent()) == Expr::Int(1));
+            let starts: Vec<Expr> = sub.iter().map(|r| simplify(&r.start)).collect();
+            if !one || sub.is_empty() || !starts.iter().all(&invariant) {
+                refused.insert(data);
+                continue;
+            }
+            match found.iter().find(|((d, s), _)| *d == data && *s == starts) {
+                Some((_, w0)) if w0.kind != w.kind => {
                     refused.insert(data);
                 }
+                Some(_) => {}
+                None => found.push(((data, starts), w)),
             }
         }
         for (data, kind) in exits {

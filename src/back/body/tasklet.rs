@@ -838,8 +838,10 @@ impl<'a> FnWriter<'a> {
     }
 
     /// True if every thread (or call) has its own copy of the container: a
-    /// transient declared inside a map body, or any transient of a nested
-    /// SDFG that is allocated per call.
+    /// transient declared inside the body of the parallel map (or of a map
+    /// below it), or, where the parallelism comes from a caller, any
+    /// transient of this function. A transient of a nested SDFG whose own
+    /// map is the parallel one is shared by that map's threads.
     pub(crate) fn is_private(&self, data: &str) -> bool {
         if self.private_args.contains(data) {
             return true;
@@ -858,13 +860,22 @@ impl<'a> FnWriter<'a> {
             Some(t) if t.per_thread => true,
             // One copy per GPU thread.
             Some(t) if t.slice.is_some() => true,
-            Some(t) => match t.memory {
-                crate::passes::Memory::Local => {
-                    matches!(t.scope, crate::passes::AllocScope::Map(..)) || self.sdfg.id != 0
+            Some(t) => {
+                // Each call of this function runs in one thread of a caller's
+                // parallel map (GPU device functions: in one GPU thread).
+                let per_call = self.sdfg.id != 0
+                    && (self.in_kernel || (self.in_parallel && self.parallel_params.is_none()));
+                match (&t.memory, &t.scope) {
+                    (crate::passes::Memory::Local, crate::passes::AllocScope::Map(_, m)) => {
+                        self.in_kernel
+                            || self.parallel_params.is_none()
+                            || self.parallel_maps.contains(m)
+                    }
+                    (crate::passes::Memory::Local, _) => per_call,
+                    (crate::passes::Memory::Heap | crate::passes::Memory::Pool, _) => per_call,
+                    _ => false,
                 }
-                crate::passes::Memory::Heap | crate::passes::Memory::Pool => self.sdfg.id != 0,
-                _ => false,
-            },
+            }
             None => false,
         }
     }
