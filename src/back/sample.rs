@@ -307,11 +307,9 @@ pub fn write_sample(p: &Program) -> (String, String) {
     let name = p.sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
     // The BLAS library the file calls, if any (`--blas`).
-    let link = if p.blas_calls {
-        format!(" {}", p.options.blas.link_flags())
-    } else {
-        String::new()
-    };
+    let link = crate::back::cpp::blas_link(p)
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
     let symbols = symbol_docs(p);
     let scalars: Vec<&crate::passes::abi::Param> = p
         .abi
