@@ -274,7 +274,9 @@ fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
             BlockKind::State(st) => {
                 for n in &st.nodes {
                     match &n.kind {
-                        NodeKind::Tasklet(t) if cuda && cublas::uses(t) && t.environments.len() == 1 => {
+                        NodeKind::Tasklet(t)
+                            if cuda && cublas::uses(t) && t.environments.len() == 1 =>
+                        {
                             cublas::check(n, t)?
                         }
                         NodeKind::Tasklet(t) => {

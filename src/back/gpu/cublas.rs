@@ -169,3 +169,79 @@ pub const INIT: &str = "    if (!sdfgc_cublas_init(__state->cublas_handle)) { st
 
 /// Exit statements (in `__dace_exit_*`).
 pub const EXIT: &str = "    sdfgc_cublas_exit(__state->cublas_handle);\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(code: &str) -> (Node, Tasklet) {
+        let t = Tasklet {
+            code: CodeBlock {
+                code: code.to_string(),
+                language: Language::Cpp,
+            },
+            stmts: Vec::new(),
+            code_global: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            code_init: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            code_exit: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            side_effects: false,
+            callback: false,
+            inputs: NameMap::default(),
+            outputs: NameMap::default(),
+            environments: vec![CUBLAS_ENVIRONMENT.to_string()],
+        };
+        let n = Node {
+            label: "_MatMult_gemm".into(),
+            path: "/nodes/0/nodes/3".into(),
+            scope: None,
+            kind: NodeKind::Tasklet(t.clone()),
+        };
+        (n, t)
+    }
+
+    /// DaCe's handle and constants pass; other names of DaCe's runtime are
+    /// refused by name, located at the tasklet.
+    #[test]
+    fn only_the_names_dace_expansions_use_are_provided() {
+        let ok = "cublasHandle_t &__dace_cublas_handle = __state->cublas_handle.Get(__dace_cuda_device);\n\
+                  cublasDgemm(__dace_cublas_handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, \
+                  __state->cublas_handle.Constants(__dace_cuda_device).DoublePone(), b, N, a, K, \
+                  __state->cublas_handle.Constants(__dace_cuda_device).DoubleZero(), c, N);";
+        let (n, t) = node(ok);
+        assert!(uses(&t));
+        check(&n, &t).unwrap();
+        for (code, name) in [
+            (
+                "x = __state->cublas_handle.Constants(-1).DoubleMone();",
+                "Constants(..).DoubleMone",
+            ),
+            (
+                "x = __state->cublas_handle.Constants(-1).HalfPone();",
+                "Constants(..).HalfPone",
+            ),
+            (
+                "__state->cusolverDn_handle.Get(-1);",
+                "__state->cusolverDn_handle",
+            ),
+            (
+                "__state->cublas_handle.handles_.size();",
+                "cublas_handle.handles_",
+            ),
+        ] {
+            let (n, t) = node(code);
+            let err = check(&n, &t).unwrap_err().to_string();
+            assert!(err.contains(name), "{err}");
+            assert!(err.contains("/nodes/0/nodes/3"), "{err}");
+            assert!(err.contains("which sdfgc does not provide"), "{err}");
+        }
+    }
+}

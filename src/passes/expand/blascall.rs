@@ -221,12 +221,18 @@ fn device_copy_in(
     // (elements per row, rows, source and destination row strides)
     let (width, height, sp, dp) = match dims.len() {
         1 => (one.clone(), dims[0].clone(), stride(so, 0), stride(dop, 0)),
-        _ if stride(so, 1) == one && stride(dop, 1) == one => {
-            (dims[1].clone(), dims[0].clone(), stride(so, 0), stride(dop, 0))
-        }
-        _ if stride(so, 0) == one && stride(dop, 0) == one => {
-            (dims[0].clone(), dims[1].clone(), stride(so, 1), stride(dop, 1))
-        }
+        _ if stride(so, 1) == one && stride(dop, 1) == one => (
+            dims[1].clone(),
+            dims[0].clone(),
+            stride(so, 0),
+            stride(dop, 0),
+        ),
+        _ if stride(so, 0) == one && stride(dop, 0) == one => (
+            dims[0].clone(),
+            dims[1].clone(),
+            stride(so, 1),
+            stride(dop, 1),
+        ),
         _ => {
             return Err(b.unsupported(format_args!(
                 "--blas cublas: input accumulator '{}' and output '{}' have different layouts (the copy between them is not implemented)",
