@@ -136,27 +136,7 @@ struct sdfgc_cublas {
     cublasHandle_t &Get(int) { return handle; }
     sdfgc_cublas_constants &Constants(int) { return constants; }
 };
-// Creates the handle (device pointer mode, as DaCe's) and the constants.
-static inline bool sdfgc_cublas_init(sdfgc_cublas &c) {
-    if (cublasCreate(&c.handle) != CUBLAS_STATUS_SUCCESS) {
-        c.handle = nullptr;
-        return false;
-    }
-    if (cublasSetPointerMode(c.handle, CUBLAS_POINTER_MODE_DEVICE) != CUBLAS_STATUS_SUCCESS) return false;
-    unsigned char host[64] = {};
-    const double d1 = 1.0;
-    const float f1 = 1.0f;
-    std::memcpy(host + 16, &d1, sizeof d1);
-    std::memcpy(host + 32, &d1, sizeof d1);
-    std::memcpy(host + 40, &f1, sizeof f1);
-    std::memcpy(host + 48, &f1, sizeof f1);
-    if (cudaMalloc(reinterpret_cast<void **>(&c.constants.mem), sizeof host) != cudaSuccess) {
-        c.constants.mem = nullptr;
-        return false;
-    }
-    return cudaMemcpy(c.constants.mem, host, sizeof host, cudaMemcpyHostToDevice) == cudaSuccess;
-}
-// Frees what sdfgc_cublas_init created.
+// Frees the handle and the constants (created in __dace_init_*).
 static inline void sdfgc_cublas_exit(sdfgc_cublas &c) {
     if (c.constants.mem) sdfgc_gpu_check(cudaFree(c.constants.mem), "cudaFree (cuBLAS constants)");
     if (c.handle) sdfgc_cublas_check(cublasDestroy(c.handle), "cublasDestroy");
@@ -164,8 +144,28 @@ static inline void sdfgc_cublas_exit(sdfgc_cublas &c) {
     c.handle = nullptr;
 }"#;
 
-/// Init statements (in `__dace_init_*`, `__state` allocated).
-pub const INIT: &str = "    if (!sdfgc_cublas_init(__state->cublas_handle)) { std::fprintf(stderr, \"sdfgc: cuBLAS initialization failed\\n\"); sdfgc_cublas_exit(__state->cublas_handle); delete __state; return nullptr; }\n";
+/// Init statements (in `__dace_init_*`, `__state` allocated): the handle
+/// (device pointer mode, as DaCe's) and the constants.
+pub const INIT: &str = r#"    {
+        sdfgc_cublas &c = __state->cublas_handle;
+        unsigned char host[64] = {};
+        const double d1 = 1.0;
+        const float f1 = 1.0f;
+        std::memcpy(host + 16, &d1, sizeof d1);
+        std::memcpy(host + 32, &d1, sizeof d1);
+        std::memcpy(host + 40, &f1, sizeof f1);
+        std::memcpy(host + 48, &f1, sizeof f1);
+        if (cublasCreate(&c.handle) != CUBLAS_STATUS_SUCCESS) c.handle = nullptr;
+        if (cudaMalloc(reinterpret_cast<void **>(&c.constants.mem), sizeof host) != cudaSuccess) c.constants.mem = nullptr;
+        if (!c.handle || !c.constants.mem || cublasSetPointerMode(c.handle, CUBLAS_POINTER_MODE_DEVICE) != CUBLAS_STATUS_SUCCESS ||
+            cudaMemcpy(c.constants.mem, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess) {
+            std::fprintf(stderr, "sdfgc: cuBLAS initialization failed\n");
+            sdfgc_cublas_exit(c);
+            delete __state;
+            return nullptr;
+        }
+    }
+"#;
 
 /// Exit statements (in `__dace_exit_*`).
 pub const EXIT: &str = "    sdfgc_cublas_exit(__state->cublas_handle);\n";
