@@ -337,14 +337,23 @@ pub fn write_sample(p: &Program) -> (String, String) {
     line("// (inputs restored before every call) and prints the mean time per call and a");
     line("// checksum per array the program writes.");
     line("//");
-    line("// Build with the library's source:");
-    line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
-    ));
-    line("// or against the shared library:");
-    line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
-    ));
+    if let Some(g) = p.gpu {
+        // The GPU library builds with its toolchain; the sample links it.
+        line("// Build the library, then the program against it:");
+        line(&format!(
+            "//   {} {name}.{} -o lib{name}.so{link}",
+            g.build, g.extension
+        ));
+    } else {
+        line("// Build with the library's source:");
+        line(&format!(
+            "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
+        ));
+        line("// or against the shared library:");
+        line(&format!(
+            "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
+        ));
+    }
     line(&format!(
         "//   g++ -std=c++17 -O2 {name}_main.cpp -L. -l{name} -Wl,-rpath,'$ORIGIN' -o {name}_main"
     ));
