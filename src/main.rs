@@ -67,7 +67,8 @@ struct CompileArgs {
     #[arg(long)]
     check_pointers: bool,
     /// BLAS library nodes (Gemm, Gemv, Dot, MatMul) call this library instead of
-    /// expanding into maps: openblas (CPU data), cublas (CUDA), hipblas (HIP).
+    /// expanding into maps: openblas (CPU data), cublas (CUDA, device data;
+    /// links -lcublas), hipblas (HIP: not implemented, refused).
     #[arg(long, value_enum, default_value_t = Blas::None)]
     blas: Blas,
     /// GPU: offload a CPU SDFG: top-level maps become kernels. `--offload`

@@ -49,7 +49,7 @@ pub enum Blas {
     Openblas,
     /// cuBLAS (CUDA, device data).
     Cublas,
-    /// hipBLAS (HIP, device data).
+    /// hipBLAS (HIP, device data): refused, not implemented.
     Hipblas,
 }
 

@@ -646,3 +646,64 @@ fn scalars_kernels_only_read_stay_host_values() {
         "{err}"
     );
 }
+
+/// DaCe's cuBLAS tasklets (k2mm's auto-optimized GPU file) run in host code
+/// on the stream the writer gives them, with the file's handle created at
+/// init and destroyed at exit, and the file links cuBLAS. Refused by name:
+/// the HIP target (no cuBLAS there), a cuBLAS tasklet on host data, and
+/// `--blas cublas` for other targets than CUDA.
+#[test]
+fn cublas_tasklets_run_on_the_host_on_their_stream() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/npbench/k2mm/program.gpu.autoopt.sdfg");
+    let generate_in = |path: &std::path::Path, opts: &CompileOptions| {
+        sdfgc::driver::generate(path, opts)
+            .map(|outs| {
+                outs.into_iter()
+                    .find(|(n, _)| n.ends_with(".cu") || n.ends_with(".hip"))
+                    .unwrap()
+                    .1
+            })
+            .map_err(|e| e.to_string())
+    };
+    let opts = CompileOptions {
+        streams: 3,
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let cu = generate_in(&file, &opts).unwrap();
+    assert_eq!(cu.matches("calls cuBLAS on the host").count(), 2, "{cu}");
+    assert!(!cu.contains("on the device (one thread)"), "{cu}");
+    // Round-robin like kernels: the two calls on streams 1 and 2.
+    assert!(cu.contains("cudaStream_t __dace_current_stream = __state->gpu_streams[1];"));
+    assert!(cu.contains("cudaStream_t __dace_current_stream = __state->gpu_streams[2];"));
+    assert!(cu.contains("#include <cublas_v2.h>"));
+    assert!(cu.contains("sdfgc_cublas cublas_handle;"));
+    let init = &cu[cu.find("__dace_init_").unwrap()..];
+    assert!(init.contains("sdfgc_cublas_init(__state->cublas_handle)"));
+    let exit = &cu[cu.find("extern \"C\" int __dace_exit_").unwrap()..];
+    assert!(exit.contains("sdfgc_cublas_exit(__state->cublas_handle);"));
+    assert!(cu.lines().nth(2).unwrap().ends_with(" -lcublas"), "{cu}");
+
+    let err = generate_in(&file, &CompileOptions::new(Target::Hip)).unwrap_err();
+    assert!(err.contains("library environment 'cuBLAS'"), "{err}");
+
+    // The product `__tmp1` in host memory: cuBLAS cannot write it.
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    j["attributes"]["_arrays"]["__tmp1"]["attributes"]["storage"] = "CPU_Heap".into();
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("program.gpu.autoopt.sdfg");
+    std::fs::write(&edited, j.to_string()).unwrap();
+    let err = generate_in(&edited, &CompileOptions::new(Target::Cuda)).unwrap_err();
+    assert!(
+        err.contains("cuBLAS tasklet '_MatMult_gemm' on host data '__tmp1'"),
+        "{err}"
+    );
+
+    let opts = CompileOptions {
+        blas: sdfgc::driver::Blas::Cublas,
+        ..CompileOptions::new(Target::Hip)
+    };
+    let err = generate_in(&file, &opts).unwrap_err();
+    assert!(err.contains("use it with --target cuda"), "{err}");
+}

@@ -11,7 +11,7 @@ mod common;
 
 use common::corpus::{assert_all_passed, nvcc, offload_variants, run_parallel};
 use common::harness::{DeviceDriver, RunOptions, build_case_driver};
-use sdfgc::driver::{CompileOptions, Mode, Target};
+use sdfgc::driver::{Blas, CompileOptions, Mode, Target};
 
 /// (memory mode, streams) combinations every GPU fixture compiles in.
 const MODES: [(Option<Mode>, u32); 4] = [
@@ -352,4 +352,108 @@ fn build_one_arch(
         hipcc,
         &["arch=compute_80,code=sm_80"],
     )
+}
+
+/// cuBLAS calls compile with nvcc against the real cuBLAS headers (the
+/// nvidia-cublas wheel's include/, installed next to nvcc's by
+/// scripts/install-gpu-toolchains.sh): `--blas cublas` on every GPU fixture
+/// whose BLAS nodes become cuBLAS calls, and DaCe's own cuBLAS tasklets
+/// (NPBench's auto-optimized GPU files). Object files only (`nvcc -c`, no
+/// libcublas to link), several files per nvcc call (CI time).
+#[test]
+fn cublas_calls_compile_with_nvcc() {
+    let nvcc = nvcc();
+    let fixtures = common::corpus::fixtures();
+    let gpu = |n: &str| n.ends_with(".sdfg") && n.contains("gpu") && !n.contains("static");
+    // Files that may call cuBLAS (`hint` in their JSON: generating every
+    // GPU fixture would cost more than compiling these).
+    let sources = |blas: Blas, hint: &str, marker: &str| -> Vec<(String, String)> {
+        common::corpus::case_files_under(&fixtures, gpu)
+            .into_iter()
+            .filter(|(d, v)| std::fs::read_to_string(d.join(v)).is_ok_and(|t| t.contains(hint)))
+            .filter_map(|(d, v)| {
+                let opts = CompileOptions {
+                    blas,
+                    ..CompileOptions::new(Target::Cuda)
+                };
+                let outs = sdfgc::driver::generate(&d.join(&v), &opts).ok()?;
+                let (_, text) = outs.into_iter().find(|(n, _)| n.ends_with(".cu"))?;
+                text.contains(marker)
+                    .then(|| (format!("{}/{v}", d.display()), text))
+            })
+            .collect()
+    };
+    // Only sdfgc's calls name the call in their status check.
+    let ours = sources(Blas::Cublas, "\"LibraryNode\"", "\"cublasSetStream (");
+    let dace = sources(
+        Blas::None,
+        "environments.cublas.cuBLAS",
+        "__state->cublas_handle.Get(",
+    );
+    assert!(
+        ours.len() >= 12,
+        "only {} files with --blas cublas calls",
+        ours.len()
+    );
+    assert!(
+        dace.len() >= 9,
+        "only {} files with DaCe's cuBLAS tasklets",
+        dace.len()
+    );
+    for (name, text) in ours.iter().chain(&dace) {
+        assert!(
+            text.contains(" -lcublas\n"),
+            "{name}: the build line does not link cuBLAS"
+        );
+    }
+    // Four batches (two cores), one nvcc call each. DaCe's NPBench files
+    // have tasklet inputs their code never reads (nvcc's warning 177,
+    // unrelated to cuBLAS), allowed there only.
+    let halves = |v: &[(String, String)], dace: bool| {
+        [
+            (v.iter().step_by(2).cloned().collect::<Vec<_>>(), dace),
+            (v.iter().skip(1).step_by(2).cloned().collect(), dace),
+        ]
+    };
+    let batches: Vec<(Vec<(String, String)>, bool)> =
+        [halves(&ours, false), halves(&dace, true)].concat();
+    let failures = run_parallel(
+        &batches,
+        |(b, _)| format!("{} files from {}", b.len(), b[0].0),
+        |(batch, unused_inputs), work| {
+            let mut cmd = Command::new(&nvcc);
+            cmd.args(["-std=c++17", "-gencode", "arch=compute_80,code=sm_80"])
+                .args(["-Werror", "all-warnings", "-Xcompiler", "-fPIC", "-c"])
+                .arg("-odir")
+                .arg(work);
+            if *unused_inputs {
+                cmd.args(["-diag-suppress", "177"]);
+            }
+            for (i, (_, text)) in batch.iter().enumerate() {
+                let src = work.join(format!("f{i}.cu"));
+                std::fs::write(&src, text).map_err(|e| e.to_string())?;
+                cmd.arg(src);
+            }
+            let out = cmd.output().map_err(|e| format!("cannot run nvcc: {e}"))?;
+            if out.status.success() {
+                return Ok(());
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            let which: Vec<String> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| format!("f{i}.cu = {n}"))
+                .collect();
+            Err(format!(
+                "nvcc failed (cuBLAS headers: scripts/install-gpu-toolchains.sh):\n{}\n{}",
+                err.lines()
+                    .filter(|l| l.contains("error"))
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                which.join("\n")
+            ))
+        },
+    );
+    assert_all_passed("cuBLAS compiles", batches.len(), &failures);
 }

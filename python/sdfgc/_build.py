@@ -138,6 +138,10 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
             raise SdfgcError(f"sdfgc wrote {sources} for one SDFG in {work}")
         name = sources[0][: -len(_EXT[target]) - 1]
         lib_name = f"lib{name}.so"
+        with open(os.path.join(work, sources[0])) as fh:
+            calls_cublas = "\n#include <cublas_v2.h>\n" in fh.read()
+        if calls_cublas and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
+            libs = [*libs, "-lcublas"]
         cmd = [*cc.split(), *cflags, sources[0], "-o", lib_name, *libs]
         r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         if r.returncode != 0:

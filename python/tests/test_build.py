@@ -109,3 +109,15 @@ def test_offload_with_host_or_device_arguments(cache, tmp_path):
     assert source("host-args") == host
     with pytest.raises(ValueError, match="offload must be"):
         sdfgc.build(path, target="cuda", offload="devices", compiler=str(fake), build_dir=cache)
+
+
+def test_dace_cublas_calls_link_cublas(cache, tmp_path):
+    # NPBench's k2mm as DaCe auto-optimized it for the GPU keeps DaCe's cuBLAS
+    # calls: the CUDA library links cuBLAS without blas="cublas".
+    log = tmp_path / "nvcc.log"
+    fake = tmp_path / "nvcc"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+    fake.chmod(0o755)
+    path = os.path.join(CORPUS, "..", "npbench", "k2mm", "program.gpu.autoopt.sdfg")
+    sdfgc.build(path, target="cuda", compiler=str(fake), build_dir=cache)
+    assert log.read_text().split()[-1] == "-lcublas", log.read_text()

@@ -307,11 +307,9 @@ pub fn write_sample(p: &Program) -> (String, String) {
     let name = p.sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
     // The BLAS library the file calls, if any (`--blas`).
-    let link = if p.blas_calls {
-        format!(" {}", p.options.blas.link_flags())
-    } else {
-        String::new()
-    };
+    let link = crate::back::cpp::blas_link(p)
+        .map(|l| format!(" {l}"))
+        .unwrap_or_default();
     let symbols = symbol_docs(p);
     let scalars: Vec<&crate::passes::abi::Param> = p
         .abi
@@ -339,14 +337,23 @@ pub fn write_sample(p: &Program) -> (String, String) {
     line("// (inputs restored before every call) and prints the mean time per call and a");
     line("// checksum per array the program writes.");
     line("//");
-    line("// Build with the library's source:");
-    line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
-    ));
-    line("// or against the shared library:");
-    line(&format!(
-        "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
-    ));
+    if let Some(g) = p.gpu {
+        // The GPU library builds with its toolchain; the sample links it.
+        line("// Build the library, then the program against it:");
+        line(&format!(
+            "//   {} {name}.{} -o lib{name}.so{link}",
+            g.build, g.extension
+        ));
+    } else {
+        line("// Build with the library's source:");
+        line(&format!(
+            "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
+        ));
+        line("// or against the shared library:");
+        line(&format!(
+            "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
+        ));
+    }
     line(&format!(
         "//   g++ -std=c++17 -O2 {name}_main.cpp -L. -l{name} -Wl,-rpath,'$ORIGIN' -o {name}_main"
     ));

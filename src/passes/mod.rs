@@ -78,6 +78,13 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             "--host-map keeps a map on the host of an offloaded program; use it with --offload",
         ));
     }
+    if opts.blas == crate::options::Blas::Cublas && opts.target != crate::options::Target::Cuda {
+        return Err(crate::diag::Error::new(
+            crate::diag::ErrorKind::Usage,
+            "",
+            "--blas cublas calls cuBLAS on device data; use it with --target cuda",
+        ));
+    }
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
     // Offloading sees expanded library nodes: they become kernels too.

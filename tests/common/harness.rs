@@ -1363,6 +1363,10 @@ fn emit_workspace(
             c_string(&ext.storage)
         )
         .unwrap();
+        if opts.emulated_device && ext.storage.starts_with("GPU") {
+            // The emulator's libraries (cuBLAS) check that operands are device memory.
+            s.push_str("      if (auto reg = reinterpret_cast<void (*)(void *, size_t)>(dlsym(lib, \"sdfgc_emu_register_workspace\"))) reg(ws.back().base, bytes);\n");
+        }
     }
     writeln!(s, "      f_set({set_args});\n    }}\n  }}").unwrap();
     Ok(())

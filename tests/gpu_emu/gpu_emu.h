@@ -125,6 +125,28 @@ inline bool sdfgc_emu_device_free(void *p) {
     return true;
 }
 
+// Host memory the test harness hands a program as its GPU workspace
+// (External mode, registered through sdfgc_emu_register_workspace): device
+// memory for the emulated libraries' pointer checks, though not protected.
+inline std::map<void *, std::size_t> &sdfgc_emu_workspaces() {
+    static std::map<void *, std::size_t> m;
+    return m;
+}
+extern "C" __attribute__((used, visibility("default"))) inline void sdfgc_emu_register_workspace(void *p, std::size_t n) {
+    sdfgc_emu_workspaces()[p] = n;
+}
+
+// True if `p` lies in emulated device memory (or a registered workspace).
+inline bool sdfgc_emu_is_device(const void *p) {
+    for (auto *m : {&sdfgc_emu_device_pointers(), &sdfgc_emu_workspaces()}) {
+        auto it = m->upper_bound(const_cast<void *>(p));
+        if (it == m->begin()) continue;
+        --it;
+        if (static_cast<const char *>(p) < static_cast<const char *>(it->first) + it->second) return true;
+    }
+    return false;
+}
+
 // Launch of a kernel without barriers: its threads run one after another.
 template <typename F>
 inline void sdfgc_emu_launch(dim3 grid, dim3 block, F body) {
@@ -224,6 +246,10 @@ inline void sdfgc_emu_launch_fibers(dim3 grid, dim3 block, F body) {
     inline P##Error_t P##FreeAsync(void *p, P##Stream_t) { return P##Free(p); }                    \
     inline P##Error_t P##MemcpyAsync(void *d, const void *s, size_t n, P##MemcpyKind, P##Stream_t) { \
         sdfgc_emu_on_device([&] { std::memmove(d, s, n); });                                                                   \
+        return P##Success;                                                                         \
+    }                                                                                              \
+    inline P##Error_t P##Memcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, P##MemcpyKind, P##Stream_t) { \
+        sdfgc_emu_on_device([&] { for (size_t r = 0; r < h; ++r) std::memmove(static_cast<char *>(d) + r * dp, static_cast<const char *>(s) + r * sp, w); }); \
         return P##Success;                                                                         \
     }                                                                                              \
     inline P##Error_t P##Memcpy(void *d, const void *s, size_t n, P##MemcpyKind) {                 \

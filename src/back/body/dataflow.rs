@@ -170,6 +170,7 @@ impl FnWriter<'_> {
                 }
                 NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
                 NodeKind::MapExit { .. } => {}
+                NodeKind::Tasklet(t) if self.is_library_call(t) => self.library_call(ctx, id, t)?,
                 _ if self.needs_device(ctx, id) => self.single_thread_kernel(ctx, id)?,
                 NodeKind::Tasklet(t) if self.at_block_level() => {
                     self.block_level_node(ctx, id, |w| w.tasklet(ctx, id, t))?

@@ -9,6 +9,7 @@ mod dataflow;
 mod function;
 mod hostsync;
 mod kernel;
+mod library;
 mod reduction;
 mod streams;
 mod tasklet;

@@ -1,6 +1,7 @@
 //! The C++ (OpenMP) writer: one self-contained translation unit per SDFG
 //! plus a C header, on DaCe's C ABI.
 
+use crate::back::gpu::cublas;
 use askama::Template;
 
 use crate::back::gpu::Dialect;
@@ -248,16 +249,36 @@ struct Header<'a> {
     workspaces: Vec<crate::back::sample::WorkspaceDoc>,
 }
 
+/// The link flag of the BLAS library the file calls, if any (`--blas`, or
+/// DaCe's cuBLAS calls).
+pub fn blas_link(p: &Program) -> Option<&'static str> {
+    if p.blas_calls {
+        Some(p.options.blas.link_flags())
+    } else if p.gpu.is_some() && cublas::used_in(&p.sdfg) {
+        Some(cublas::LINK)
+    } else {
+        None
+    }
+}
+
 /// Code that DaCe's library expansions leave as calls into a library
 /// environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
 /// environment's headers, handles and link flags: not provided, refused by
 /// name (the SDFG itself is valid: `sdfgc check` and its ABI are fine).
-fn refuse_environments(r: &Region) -> Result<()> {
+///
+/// cuBLAS (DaCe's cuBLAS environment alone) is provided for CUDA
+/// ([`crate::back::gpu::cublas`]).
+fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
                 for n in &st.nodes {
                     match &n.kind {
+                        NodeKind::Tasklet(t)
+                            if cuda && cublas::uses(t) && t.environments.len() == 1 =>
+                        {
+                            cublas::check(n, t)?
+                        }
                         NodeKind::Tasklet(t) => {
                             if let Some(env) = t.environments.first() {
                                 let short = env.rsplit('.').next().unwrap_or(env);
@@ -271,15 +292,15 @@ fn refuse_environments(r: &Region) -> Result<()> {
                                 ));
                             }
                         }
-                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body)?,
+                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body, cuda)?,
                         _ => {}
                     }
                 }
             }
-            BlockKind::Region(inner) => refuse_environments(inner)?,
+            BlockKind::Region(inner) => refuse_environments(inner, cuda)?,
             BlockKind::Conditional(brs) => {
                 for (_, body) in brs {
-                    refuse_environments(body)?;
+                    refuse_environments(body, cuda)?;
                 }
             }
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
@@ -334,7 +355,8 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let sdfg = &p.sdfg;
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
-    refuse_unsupported(sdfg, p.gpu.is_some())?;
+    refuse_unsupported(sdfg, p.gpu)?;
+    let uses_cublas = cublas::used_in(sdfg);
     let program_params: String = p
         .abi
         .program
@@ -551,6 +573,10 @@ pub fn write(p: &Program) -> Result<Outputs> {
             ));
         }
     }
+    if uses_cublas {
+        members.push(cublas::MEMBER.to_string());
+        init_body.push_str(cublas::INIT);
+    }
     for s in &all {
         for (k, c) in &s.constants {
             if seen.contains(k) {
@@ -583,6 +609,10 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 exit_body.push('\n');
             }
         }
+    }
+    if uses_cublas {
+        // Last: the program's streams and memory are done with it.
+        exit_body.push_str(cublas::EXIT);
     }
     let workspaces: Vec<Workspace> = p
         .layouts
@@ -651,6 +681,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
             if threads {
                 r = format!("{r}\n{RUNTIME_THREADS}");
             }
+            if uses_cublas {
+                r = format!("{r}\n{}", cublas::RUNTIME);
+            }
             let uses = |s: &str| body.contains(s) || shared.functions.iter().any(|f| f.contains(s));
             if uses("sdfgc_copy(") || uses("sdfgc_move(") {
                 r = format!("{r}\n{RUNTIME_COPY}");
@@ -672,8 +705,8 @@ pub fn write(p: &Program) -> Result<Outputs> {
                     format!("g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so")
                 }
             };
-            if p.blas_calls {
-                b = format!("{b} {}", p.options.blas.link_flags());
+            if let Some(link) = blas_link(p) {
+                b = format!("{b} {link}");
             }
             b
         },
@@ -951,8 +984,9 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 }
 
 /// Refuses, by name, what the C++ writer cannot express.
-fn refuse_unsupported(sdfg: &Sdfg, gpu: bool) -> Result<()> {
-    refuse_environments(&sdfg.body)?;
+fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> Result<()> {
+    refuse_environments(&sdfg.body, gpu.is_some_and(|g| g.prefix == "cuda"))?;
+    let gpu = gpu.is_some();
     for (n, d) in &sdfg.arrays {
         if d.dtype == DType::Float16 {
             return Err(Error::unsupported(

@@ -2,6 +2,7 @@
 //! [`Dialect`] table (API prefix, headers, file extension).
 
 pub mod coalesce;
+pub mod cublas;
 
 /// What differs between CUDA and HIP source.
 #[derive(Debug, PartialEq, Eq)]

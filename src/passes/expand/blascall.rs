@@ -1,6 +1,19 @@
-//! `--blas openblas`: Gemm, Gemv, Dot and the MatMul nodes that specialise
-//! to them become one C++ tasklet calling CBLAS (`cblas_?gemm`,
-//! `cblas_?gemv`, `cblas_?dot`), as DaCe's OpenBLAS expansions do.
+//! `--blas openblas|cublas`: Gemm, Gemv, Dot and the MatMul nodes that
+//! specialise to them become one C++ tasklet calling CBLAS (`cblas_?gemm`,
+//! `cblas_?gemv`, `cblas_?dot`) on host data, as DaCe's OpenBLAS expansions
+//! do, or cuBLAS (`cublas?gemm`, `cublas?gemv`, `cublas?dot`) on device data.
+//!
+//! A cuBLAS call is host code on the GPU stream the writer gives the node
+//! (`__dace_current_stream`), with the file's handle
+//! (`__state->cublas_handle`, see `back::gpu::cublas`): the tasklet names
+//! DaCe's cuBLAS environment, so the writer treats it exactly like the
+//! calls DaCe's own cuBLAS expansions leave in an SDFG. cuBLAS is
+//! column-major: a row-major matrix is its column-major transpose, so
+//! `C = op(A) op(B)` is the call `C^T = op(B)^T op(A)^T` with the operands
+//! swapped (DaCe's cuBLAS expansion does the same). alpha and beta are host
+//! values (`CUBLAS_POINTER_MODE_HOST` for the call); a dot product stays in
+//! device memory (`CUBLAS_POINTER_MODE_DEVICE`), the handle's mode between
+//! calls, as DaCe's handles have it.
 //!
 //! Operands are passed as pointers to the first element of their memlet's
 //! subset. A matrix is a row-major matrix with leading dimension `ld` when
@@ -22,6 +35,9 @@ use super::build::{Builder, Operand, is_zero};
 
 /// The header that declares the calls (included at file scope by the writer).
 pub const CBLAS_HEADER: &str = "#include <cblas.h>";
+
+/// The DaCe library environment of cuBLAS calls (DaCe's name).
+pub const CUBLAS_ENVIRONMENT: &str = "dace.libraries.blas.environments.cublas.cuBLAS";
 
 /// A BLAS call replacing a library node: the tasklet and the connectors
 /// to rename (input connector, new name), when an input and the output
@@ -135,7 +151,108 @@ fn copy_in(src: (&str, &Operand), dst: (&str, &Operand), dims: &[Expr]) -> Strin
     s
 }
 
-fn tasklet(b: &Builder, code: String, renamed: &[(String, String)]) -> Tasklet {
+/// `"what"` for a status message: the call and the node's label.
+fn what(b: &Builder, call: &str) -> String {
+    let label: String = b
+        .label
+        .chars()
+        .filter(|c| *c != '"' && *c != '\\')
+        .collect();
+    format!("\"{call} ({label})\"")
+}
+
+/// The start of a cuBLAS tasklet: the file's handle on the node's stream
+/// (the names DaCe's cuBLAS environment uses). Only s and d routines.
+fn cublas_prologue(b: &Builder, t: DType) -> Result<String> {
+    if !matches!(t, DType::Float32 | DType::Float64) {
+        return Err(b.unsupported(format_args!(
+            "--blas cublas: {} operands (only float32 and float64 calls are implemented)",
+            t.dace_name()
+        )));
+    }
+    Ok(format!(
+        "cublasHandle_t &__dace_cublas_handle = __state->cublas_handle.Get(-1);\n\
+         sdfgc_cublas_check(cublasSetStream(__dace_cublas_handle, __dace_current_stream), {});\n",
+        what(b, "cublasSetStream")
+    ))
+}
+
+/// `__alpha` and `__beta` as host locals (real types: `scalar` gave values).
+fn host_scalars(t: DType, alpha: &str, beta: &str, code: &mut String) {
+    let ct = t.ctype();
+    code.push_str(&format!(
+        "const {ct} __alpha = {alpha};\nconst {ct} __beta = {beta};\n"
+    ));
+}
+
+/// A checked cuBLAS call; with `host_scalars`, alpha and beta are host
+/// values for this call (the handle goes back to device pointer mode).
+fn cublas_call(b: &Builder, func: &str, args: &str, host_scalars: bool) -> String {
+    let mode = |m: &str| {
+        format!(
+            "sdfgc_cublas_check(cublasSetPointerMode(__dace_cublas_handle, CUBLAS_POINTER_MODE_{m}), {});\n",
+            what(b, "cublasSetPointerMode")
+        )
+    };
+    let mut s = mode(if host_scalars { "HOST" } else { "DEVICE" });
+    s.push_str(&format!(
+        "sdfgc_cublas_check({func}(__dace_cublas_handle, {args}), {});",
+        what(b, func)
+    ));
+    if host_scalars {
+        s.push('\n');
+        s.push_str(mode("DEVICE").trim_end());
+    }
+    s
+}
+
+/// [`copy_in`] for device memory: one 2-D copy on the node's stream (rows
+/// of contiguous elements, or single elements at a stride).
+fn device_copy_in(
+    b: &Builder,
+    src: (&str, &Operand),
+    dst: (&str, &Operand),
+    dims: &[Expr],
+) -> Result<String> {
+    let (sn, so) = src;
+    let (dn, dop) = dst;
+    let ct = so.desc.dtype.ctype();
+    let one = Expr::Int(1);
+    // (elements per row, rows, source and destination row strides)
+    let (width, height, sp, dp) = match dims.len() {
+        1 => (one.clone(), dims[0].clone(), stride(so, 0), stride(dop, 0)),
+        _ if stride(so, 1) == one && stride(dop, 1) == one => (
+            dims[1].clone(),
+            dims[0].clone(),
+            stride(so, 0),
+            stride(dop, 0),
+        ),
+        _ if stride(so, 0) == one && stride(dop, 0) == one => (
+            dims[0].clone(),
+            dims[1].clone(),
+            stride(so, 1),
+            stride(dop, 1),
+        ),
+        _ => {
+            return Err(b.unsupported(format_args!(
+                "--blas cublas: input accumulator '{}' and output '{}' have different layouts (the copy between them is not implemented)",
+                so.conn, dop.conn
+            )));
+        }
+    };
+    let bytes = |e: &Expr| format!("sizeof({ct}) * static_cast<size_t>({})", c(e));
+    Ok(format!(
+        "if (static_cast<const void *>({dn}) != static_cast<const void *>({sn})) {{\n\
+         sdfgc_gpu_check(cudaMemcpy2DAsync({dn}, {}, {sn}, {}, {}, static_cast<size_t>({}), cudaMemcpyDeviceToDevice, __dace_current_stream), {});\n}}\n",
+        bytes(&dp),
+        bytes(&sp),
+        bytes(&width),
+        c(&height),
+        what(b, "cudaMemcpy2DAsync")
+    ))
+}
+
+fn tasklet(b: &Builder, blas: Blas, code: String, renamed: &[(String, String)]) -> Tasklet {
     let mut inputs = NameMap::default();
     let mut outputs = NameMap::default();
     for o in &b.ops {
@@ -167,30 +284,51 @@ fn tasklet(b: &Builder, code: String, renamed: &[(String, String)]) -> Tasklet {
         callback: false,
         inputs,
         outputs,
-        environments: Vec::new(),
+        // cuBLAS calls run on the host with the file's handle and stream.
+        environments: if blas == Blas::Cublas {
+            vec![CUBLAS_ENVIRONMENT.to_string()]
+        } else {
+            Vec::new()
+        },
     }
 }
 
-/// Checks that the library can run here: CPU data, not accumulated by a
-/// write-conflict resolution the call cannot perform.
+/// Checks that the library can run here: CPU data for OpenBLAS, device
+/// data outside maps for cuBLAS (called from the host), not accumulated by
+/// a write-conflict resolution the call cannot perform.
 fn check_place(b: &Builder, blas: Blas) -> Result<()> {
-    if blas != Blas::Openblas {
-        return Err(b.unsupported(format_args!(
-            "--blas {}: only openblas is implemented",
-            match blas {
-                Blas::Cublas => "cublas",
-                Blas::Hipblas => "hipblas",
-                _ => "none",
+    match blas {
+        Blas::Openblas => {
+            for o in &b.ops {
+                if o.desc.storage.is_gpu() {
+                    return Err(b.unsupported(format_args!(
+                        "--blas openblas: operand '{}' ({}) is in GPU memory",
+                        o.conn, o.data
+                    )));
+                }
             }
-        )));
-    }
-    for o in &b.ops {
-        if o.desc.storage.is_gpu() {
-            return Err(b.unsupported(format_args!(
-                "--blas openblas: operand '{}' ({}) is in GPU memory",
-                o.conn, o.data
-            )));
         }
+        Blas::Cublas => {
+            if b.in_map() {
+                return Err(b.unsupported(
+                    "--blas cublas: a BLAS node inside a map (cuBLAS is called from the host, once per node)",
+                ));
+            }
+            for o in &b.ops {
+                if !o.desc.storage.is_gpu() {
+                    return Err(b.unsupported(format_args!(
+                        "--blas cublas: operand '{}' ({}) is in host memory ({}); cuBLAS needs GPU global memory",
+                        o.conn,
+                        o.data,
+                        o.desc.storage.dace_name()
+                    )));
+                }
+            }
+        }
+        Blas::Hipblas => {
+            return Err(b.unsupported("--blas hipblas: not implemented (use --blas none)"));
+        }
+        Blas::None => unreachable!("no BLAS library"),
     }
     Ok(())
 }
@@ -223,10 +361,10 @@ pub(super) fn matmul(b: &mut Builder, blas: Blas, alpha: &Expr, beta: &Expr) -> 
         ));
     }
     let call = match (b.op(a).nonunit.len(), b.op(x).nonunit.len()) {
-        (2, 2) => gemm_call(b, [a, x, out], cin, alpha, &beta, false, false)?,
-        (2, 1) => gemv_call(b, [a, x, out], cin, alpha, &beta, false)?,
-        (1, 2) => gemv_call(b, [x, a, out], cin, alpha, &beta, true)?,
-        (1, 1) => dot_call(b, [a, x, out], alpha, acc)?,
+        (2, 2) => gemm_call(b, blas, [a, x, out], cin, alpha, &beta, false, false)?,
+        (2, 1) => gemv_call(b, blas, [a, x, out], cin, alpha, &beta, false)?,
+        (1, 2) => gemv_call(b, blas, [x, a, out], cin, alpha, &beta, true)?,
+        (1, 1) => dot_call(b, blas, [a, x, out], alpha, acc)?,
         (ra, rb) => {
             return Err(b.unsupported(format_args!(
                 "MatMul of {ra}-D by {rb}-D operands (batched matrix multiplication is not implemented)"
@@ -246,7 +384,7 @@ pub(super) fn dot(b: &mut Builder, blas: Blas) -> Result<Call> {
     let r = b.output("_result")?;
     check_place(b, blas)?;
     let acc = out_wcr(b, r)?;
-    let call = dot_call(b, [x, y, r], &Expr::Int(1), acc)?;
+    let call = dot_call(b, blas, [x, y, r], &Expr::Int(1), acc)?;
     Ok(Call {
         drop_out_wcr: acc,
         ..call
@@ -267,7 +405,7 @@ pub(super) fn gemv(
     let y = b.output("_y")?;
     check_place(b, blas)?;
     let (beta, acc) = accumulate(b, y, y_in, beta)?;
-    let call = gemv_call(b, [a, x, y], y_in, alpha, &beta, trans)?;
+    let call = gemv_call(b, blas, [a, x, y], y_in, alpha, &beta, trans)?;
     Ok(Call {
         drop_out_wcr: acc,
         ..call
@@ -304,7 +442,7 @@ pub(super) fn gemm(
     let out = b.output("_c")?;
     check_place(b, blas)?;
     let (beta, acc) = accumulate(b, out, cin, beta)?;
-    let call = gemm_call(b, [a, x, out], cin, alpha, &beta, trans_a, trans_b)?;
+    let call = gemm_call(b, blas, [a, x, out], cin, alpha, &beta, trans_a, trans_b)?;
     Ok(Call {
         drop_out_wcr: acc,
         ..call
@@ -333,6 +471,7 @@ fn renames(b: &Builder, i: Option<usize>, out: usize) -> Vec<(String, String)> {
 #[allow(clippy::too_many_arguments)]
 fn gemm_call(
     b: &Builder,
+    blas: Blas,
     [a, x, out]: [usize; 3],
     cin: Option<usize>,
     alpha: &Expr,
@@ -365,19 +504,50 @@ fn gemm_call(
     let (an, bn, cn) = (&b.op(a).conn, &b.op(x).conn, &b.op(out).conn);
     let mut code = String::new();
     let renamed = renames(b, cin, out);
+    if blas == Blas::Cublas {
+        code.push_str(&cublas_prologue(b, t)?);
+    }
     if let Some(ci) = cin
         && !is_zero(beta)
     {
-        code.push_str(&copy_in(
-            (&input_name(b, ci, out), b.op(ci)),
-            (cn, b.op(out)),
-            &[ext(out, 0), ext(out, 1)],
-        ));
+        let src = (input_name(b, ci, out), b.op(ci));
+        let dims = [ext(out, 0), ext(out, 1)];
+        code.push_str(&if blas == Blas::Cublas {
+            device_copy_in(b, (&src.0, src.1), (cn, b.op(out)), &dims)?
+        } else {
+            copy_in((&src.0, src.1), (cn, b.op(out)), &dims)
+        });
     }
     let alpha_arg = scalar(t, "__alpha", alpha, &mut code);
     let beta_arg = scalar(t, "__beta", beta, &mut code);
     let (m, n, kk) = (c(&m), c(&n), c(&kk));
     let (lda, ldb, ldc) = (c(&lda), c(&ldb), c(&ldc));
+    if blas == Blas::Cublas {
+        host_scalars(t, &alpha_arg, &beta_arg, &mut code);
+        // Column-major: C is C^T, A is A^T, B is B^T as cuBLAS sees them.
+        let op = |t: bool| if t { "CUBLAS_OP_T" } else { "CUBLAS_OP_N" };
+        let f = f.to_ascii_uppercase();
+        let args = if sc_t {
+            // C stored transposed is C column-major: C = op(A) op(B).
+            format!(
+                "{}, {}, {m}, {n}, {kk}, &__alpha, {an}, {lda}, {bn}, {ldb}, &__beta, {cn}, {ldc}",
+                op(!ta),
+                op(!tb)
+            )
+        } else {
+            format!(
+                "{}, {}, {n}, {m}, {kk}, &__alpha, {bn}, {ldb}, {an}, {lda}, &__beta, {cn}, {ldc}",
+                op(tb),
+                op(ta)
+            )
+        };
+        code.push_str(&cublas_call(b, &format!("cublas{f}gemm"), &args, true));
+        return Ok(Call {
+            tasklet: tasklet(b, blas, code, &renamed),
+            renamed_inputs: renamed,
+            drop_out_wcr: false,
+        });
+    }
     code.push_str(&if sc_t {
         // C stored transposed: C^T = op(B)^T op(A)^T.
         format!(
@@ -393,14 +563,16 @@ fn gemm_call(
         )
     });
     Ok(Call {
-        tasklet: tasklet(b, code, &renamed),
+        tasklet: tasklet(b, blas, code, &renamed),
         renamed_inputs: renamed,
         drop_out_wcr: false,
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn gemv_call(
     b: &Builder,
+    blas: Blas,
     [a, x, y]: [usize; 3],
     y_in: Option<usize>,
     alpha: &Expr,
@@ -429,33 +601,61 @@ fn gemv_call(
     let (an, xn, yn) = (&b.op(a).conn, &b.op(x).conn, &b.op(y).conn);
     let mut code = String::new();
     let renamed = renames(b, y_in, y);
+    if blas == Blas::Cublas {
+        code.push_str(&cublas_prologue(b, t)?);
+    }
     if let Some(v) = y_in
         && !is_zero(beta)
     {
-        code.push_str(&copy_in(
-            (&input_name(b, v, y), b.op(v)),
-            (yn, b.op(y)),
-            &[b.op(y).extent(0)],
-        ));
+        let src = input_name(b, v, y);
+        let dims = [b.op(y).extent(0)];
+        code.push_str(&if blas == Blas::Cublas {
+            device_copy_in(b, (&src, b.op(v)), (yn, b.op(y)), &dims)?
+        } else {
+            copy_in((&src, b.op(v)), (yn, b.op(y)), &dims)
+        });
     }
     let alpha_arg = scalar(t, "__alpha", alpha, &mut code);
     let beta_arg = scalar(t, "__beta", beta, &mut code);
-    code.push_str(&format!(
-        "cblas_{f}gemv(CblasRowMajor, {flag}, {}, {}, {alpha_arg}, {an}, {}, {xn}, {}, {beta_arg}, {yn}, {});",
-        c(&rows),
-        c(&cols),
-        c(&lda),
-        c(&stride(b.op(x), 0)),
-        c(&stride(b.op(y), 0)),
-    ));
+    let (incx, incy) = (c(&stride(b.op(x), 0)), c(&stride(b.op(y), 0)));
+    if blas == Blas::Cublas {
+        host_scalars(t, &alpha_arg, &beta_arg, &mut code);
+        // Column-major, the stored matrix is its transpose (cols x rows).
+        let op = if flag == "CblasTrans" {
+            "CUBLAS_OP_N"
+        } else {
+            "CUBLAS_OP_T"
+        };
+        let args = format!(
+            "{op}, {}, {}, &__alpha, {an}, {}, {xn}, {incx}, &__beta, {yn}, {incy}",
+            c(&cols),
+            c(&rows),
+            c(&lda),
+        );
+        let f = f.to_ascii_uppercase();
+        code.push_str(&cublas_call(b, &format!("cublas{f}gemv"), &args, true));
+    } else {
+        code.push_str(&format!(
+            "cblas_{f}gemv(CblasRowMajor, {flag}, {}, {}, {alpha_arg}, {an}, {}, {xn}, {incx}, {beta_arg}, {yn}, {incy});",
+            c(&rows),
+            c(&cols),
+            c(&lda),
+        ));
+    }
     Ok(Call {
-        tasklet: tasklet(b, code, &renamed),
+        tasklet: tasklet(b, blas, code, &renamed),
         renamed_inputs: renamed,
         drop_out_wcr: false,
     })
 }
 
-fn dot_call(b: &Builder, [x, y, r]: [usize; 3], alpha: &Expr, acc: bool) -> Result<Call> {
+fn dot_call(
+    b: &Builder,
+    blas: Blas,
+    [x, y, r]: [usize; 3],
+    alpha: &Expr,
+    acc: bool,
+) -> Result<Call> {
     b.require_dims(x, &[1], "Dot input")?;
     b.require_dims(y, &[1], "Dot input")?;
     b.require_dims(r, &[0], "Dot result")?;
@@ -464,6 +664,26 @@ fn dot_call(b: &Builder, [x, y, r]: [usize; 3], alpha: &Expr, acc: bool) -> Resu
     let (xn, yn, rn) = (&b.op(x).conn, &b.op(y).conn, &b.op(r).conn);
     let n = c(&b.op(x).extent(0));
     let (ix, iy) = (c(&stride(b.op(x), 0)), c(&stride(b.op(y), 0)));
+    if blas == Blas::Cublas {
+        if acc || !crate::passes::expand::build::is_one(alpha) {
+            return Err(b.unsupported(
+                "--blas cublas: a dot product scaled or accumulated into its result (cuBLAS writes the result to device memory)",
+            ));
+        }
+        let mut code = cublas_prologue(b, t)?;
+        let f = f.to_ascii_uppercase();
+        code.push_str(&cublas_call(
+            b,
+            &format!("cublas{f}dot"),
+            &format!("{n}, {xn}, {ix}, {yn}, {iy}, {rn}"),
+            false,
+        ));
+        return Ok(Call {
+            tasklet: tasklet(b, blas, code, &[]),
+            renamed_inputs: Vec::new(),
+            drop_out_wcr: false,
+        });
+    }
     let value = if t.is_complex() {
         format!(
             "{} __dot;\ncblas_{f}dotu_sub({n}, {xn}, {ix}, {yn}, {iy}, &__dot);\n",
@@ -483,7 +703,7 @@ fn dot_call(b: &Builder, [x, y, r]: [usize; 3], alpha: &Expr, acc: bool) -> Resu
     let op = if acc { "+=" } else { "=" };
     let code = format!("{value}{rn}[0] {op} {scaled};");
     Ok(Call {
-        tasklet: tasklet(b, code, &[]),
+        tasklet: tasklet(b, blas, code, &[]),
         renamed_inputs: Vec::new(),
         drop_out_wcr: false,
     })

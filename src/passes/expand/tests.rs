@@ -381,8 +381,77 @@ fn blas_refuses_what_a_call_cannot_express() {
     assert!(err.contains("BLAS has no int32 routines"), "{err}");
 
     let mut sdfg = load("libnode_gemm");
-    let err = expand(&mut sdfg, crate::options::Blas::Cublas)
+    let err = expand(&mut sdfg, crate::options::Blas::Hipblas)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("--blas cublas"), "{err}");
+    assert!(err.contains("--blas hipblas: not implemented"), "{err}");
+}
+
+fn load_gpu(case: &str) -> Sdfg {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/corpus")
+        .join(case)
+        .join("program.gpu.sdfg");
+    crate::driver::load_valid(&p).expect("fixture loads")
+}
+
+/// `--blas cublas`: the BLAS nodes of GPU data become cuBLAS calls of the
+/// column-major transpose (operands swapped, flags of the CBLAS call), in
+/// DaCe's cuBLAS environment, with host alpha and beta.
+#[test]
+fn blas_nodes_on_device_data_become_cublas_calls() {
+    let cublas = crate::options::Blas::Cublas;
+    let mut sdfg = load_gpu("libnode_gemm");
+    assert!(expand(&mut sdfg, cublas).unwrap());
+    let code = tasklet_code(&sdfg).join("\n");
+    // C2 = 2 A @ Bt^T + 0.5 C2 is C2^T = Bt A^T column-major: Bt's memory
+    // is Bt^T there (OP_T), A's is A^T (OP_N).
+    assert!(
+        code.contains("cublasDgemm(__dace_cublas_handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &__alpha, _b, K, _a, K, &__beta, _c, N)"),
+        "{code}"
+    );
+    assert!(code.contains("CUBLAS_POINTER_MODE_HOST"), "{code}");
+    let envs: Vec<Vec<String>> = all_states(&sdfg)
+        .into_iter()
+        .flat_map(|st| st.nodes)
+        .filter_map(|n| match n.kind {
+            NodeKind::Tasklet(t) if t.code.code.contains("cublasDgemm") => Some(t.environments),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(envs.len(), 3);
+    assert!(
+        envs.iter()
+            .all(|e| e == &[super::blascall::CUBLAS_ENVIRONMENT.to_string()])
+    );
+    let mut sdfg = load_gpu("libnode_gemv");
+    expand(&mut sdfg, cublas).unwrap();
+    let code = tasklet_code(&sdfg).join("\n");
+    assert!(
+        code.contains("cublasDgemv(__dace_cublas_handle, CUBLAS_OP_T, "),
+        "{code}"
+    );
+}
+
+/// `--blas cublas` refuses by name host operands, BLAS nodes inside maps
+/// (a call per iteration from device code) and types without s/d routines.
+#[test]
+fn blas_cublas_refuses_host_operands_and_nodes_in_maps() {
+    let cublas = crate::options::Blas::Cublas;
+    let mut sdfg = load("libnode_gemm");
+    let err = expand(&mut sdfg, cublas).unwrap_err().to_string();
+    assert!(err.contains("--blas cublas: operand"), "{err}");
+    assert!(err.contains("is in host memory"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+
+    let mut sdfg = load_gpu("libnode_dot");
+    let err = expand(&mut sdfg, cublas).unwrap_err().to_string();
+    assert!(err.contains("inside a map"), "{err}");
+
+    let mut sdfg = load_gpu("libnode_gemm");
+    for d in sdfg.arrays.values_mut() {
+        d.dtype = DType::Complex128;
+    }
+    let err = expand(&mut sdfg, cublas).unwrap_err().to_string();
+    assert!(err.contains("complex128 operands"), "{err}");
 }

@@ -1,0 +1,247 @@
+//! cuBLAS calls in CUDA files: tasklets of DaCe's cuBLAS environment (left
+//! by DaCe's cuBLAS expansions, or written by `--blas cublas`) run on the
+//! host, on the stream the writer gives them (`__dace_current_stream`), with
+//! one handle per program state (`__state->cublas_handle`).
+//!
+//! The state member is a small stand-in for DaCe's `dace::blas::CublasHandle`
+//! with only what DaCe's expansions use: `Get(device)` gives the handle
+//! (created at init with `CUBLAS_POINTER_MODE_DEVICE`, as DaCe's are;
+//! destroyed at exit) and `Constants(device)` the device-memory constants
+//! `<Type>Pone()` and `<Type>Zero()` for Float, Double, Complex64 and
+//! Complex128. Any other name of DaCe's runtime is refused by name.
+
+use crate::diag::{Error, Result};
+use crate::ir::*;
+
+pub use crate::passes::expand::blascall::CUBLAS_ENVIRONMENT;
+
+/// The state member DaCe's tasklets name.
+pub const MEMBER: &str = "sdfgc_cublas cublas_handle;  // cuBLAS handle and constants: created in init, destroyed in exit";
+
+/// The link flag of cuBLAS.
+pub const LINK: &str = "-lcublas";
+
+/// True if the tasklet calls cuBLAS through DaCe's environment.
+pub fn uses(t: &Tasklet) -> bool {
+    t.environments.iter().any(|e| e == CUBLAS_ENVIRONMENT)
+}
+
+/// True if any tasklet of the SDFG tree calls cuBLAS.
+pub fn used_in(sdfg: &Sdfg) -> bool {
+    fn region(r: &Region) -> bool {
+        r.blocks.iter().any(|b| match &b.kind {
+            BlockKind::State(st) => st.nodes.iter().any(|n| match &n.kind {
+                NodeKind::Tasklet(t) => uses(t),
+                NodeKind::Nested(ns) => region(&ns.sdfg.body),
+                _ => false,
+            }),
+            BlockKind::Region(inner) => region(inner),
+            BlockKind::Conditional(brs) => brs.iter().any(|(_, r)| region(r)),
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => false,
+        })
+    }
+    region(&sdfg.body)
+}
+
+/// The constants `Constants(device)` provides.
+const CONSTANTS: [&str; 8] = [
+    "FloatZero",
+    "DoubleZero",
+    "Complex64Zero",
+    "Complex128Zero",
+    "FloatPone",
+    "DoublePone",
+    "Complex64Pone",
+    "Complex128Pone",
+];
+
+/// Checks that a cuBLAS tasklet uses only what the stand-in provides:
+/// `__state->cublas_handle.Get(..)` and `.Constants(..).<constant>()`.
+pub fn check(node: &Node, t: &Tasklet) -> Result<()> {
+    let code = &t.code.code;
+    let refuse = |name: &str| {
+        Err(Error::unsupported(
+            &node.path,
+            format!(
+                "cuBLAS tasklet '{}' uses '{name}' of DaCe's runtime, which sdfgc does not provide",
+                node.label
+            ),
+        ))
+    };
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("__state->") {
+        let tail = &rest[at + "__state->".len()..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        let member = &tail[..len];
+        let after = &tail[len..];
+        if member != "cublas_handle" {
+            return refuse(&format!("__state->{member}"));
+        }
+        let method = after
+            .strip_prefix('.')
+            .map(|m| {
+                &m[..m
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(m.len())]
+            })
+            .unwrap_or("");
+        match method {
+            "Get" => {}
+            "Constants" => {
+                // `.Constants(device).<name>()`
+                let args_end = after.find(')').map(|i| i + 1).unwrap_or(after.len());
+                let name_part = after[args_end..].strip_prefix('.').unwrap_or("");
+                let name = &name_part[..name_part
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(name_part.len())];
+                if !CONSTANTS.contains(&name) {
+                    return refuse(&format!("cublas_handle.Constants(..).{name}"));
+                }
+            }
+            other => return refuse(&format!("cublas_handle.{other}")),
+        }
+        rest = after;
+    }
+    Ok(())
+}
+
+/// File-scope C++ of files that call cuBLAS (after the GPU runtime helpers).
+pub const RUNTIME: &str = r#"// ---- cuBLAS ----
+#include <cublas_v2.h>
+__attribute__((unused)) static inline void sdfgc_cublas_check(cublasStatus_t s, const char *what) {
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        std::fprintf(stderr, "sdfgc: %s failed: cuBLAS status %d\n", what, static_cast<int>(s));
+    }
+}
+// Device-memory constants 0 and 1 (DaCe's `_CublasConstants`): 64 bytes,
+// zero at 0 (16 bytes), complex128 one at 16, double one at 32, complex64
+// one at 40, float one at 48.
+struct sdfgc_cublas_constants {
+    unsigned char *mem = nullptr;
+    const float *FloatZero() const { return reinterpret_cast<const float *>(mem); }
+    const double *DoubleZero() const { return reinterpret_cast<const double *>(mem); }
+    const cuComplex *Complex64Zero() const { return reinterpret_cast<const cuComplex *>(mem); }
+    const cuDoubleComplex *Complex128Zero() const { return reinterpret_cast<const cuDoubleComplex *>(mem); }
+    const cuDoubleComplex *Complex128Pone() const { return reinterpret_cast<const cuDoubleComplex *>(mem + 16); }
+    const double *DoublePone() const { return reinterpret_cast<const double *>(mem + 32); }
+    const cuComplex *Complex64Pone() const { return reinterpret_cast<const cuComplex *>(mem + 40); }
+    const float *FloatPone() const { return reinterpret_cast<const float *>(mem + 48); }
+};
+// The program's cuBLAS handle and constants (DaCe's `CublasHandle`, one device).
+struct sdfgc_cublas {
+    cublasHandle_t handle = nullptr;
+    sdfgc_cublas_constants constants;
+    cublasHandle_t &Get(int) { return handle; }
+    sdfgc_cublas_constants &Constants(int) { return constants; }
+};
+// Frees the handle and the constants (created in __dace_init_*).
+static inline void sdfgc_cublas_exit(sdfgc_cublas &c) {
+    if (c.constants.mem) sdfgc_gpu_check(cudaFree(c.constants.mem), "cudaFree (cuBLAS constants)");
+    if (c.handle) sdfgc_cublas_check(cublasDestroy(c.handle), "cublasDestroy");
+    c.constants.mem = nullptr;
+    c.handle = nullptr;
+}"#;
+
+/// Init statements (in `__dace_init_*`, `__state` allocated): the handle
+/// (device pointer mode, as DaCe's) and the constants.
+pub const INIT: &str = r#"    {
+        sdfgc_cublas &c = __state->cublas_handle;
+        unsigned char host[64] = {};
+        const double d1 = 1.0;
+        const float f1 = 1.0f;
+        std::memcpy(host + 16, &d1, sizeof d1);
+        std::memcpy(host + 32, &d1, sizeof d1);
+        std::memcpy(host + 40, &f1, sizeof f1);
+        std::memcpy(host + 48, &f1, sizeof f1);
+        if (cublasCreate(&c.handle) != CUBLAS_STATUS_SUCCESS) c.handle = nullptr;
+        if (cudaMalloc(reinterpret_cast<void **>(&c.constants.mem), sizeof host) != cudaSuccess) c.constants.mem = nullptr;
+        if (!c.handle || !c.constants.mem || cublasSetPointerMode(c.handle, CUBLAS_POINTER_MODE_DEVICE) != CUBLAS_STATUS_SUCCESS ||
+            cudaMemcpy(c.constants.mem, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess) {
+            std::fprintf(stderr, "sdfgc: cuBLAS initialization failed\n");
+            sdfgc_cublas_exit(c);
+            delete __state;
+            return nullptr;
+        }
+    }
+"#;
+
+/// Exit statements (in `__dace_exit_*`).
+pub const EXIT: &str = "    sdfgc_cublas_exit(__state->cublas_handle);\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(code: &str) -> (Node, Tasklet) {
+        let t = Tasklet {
+            code: CodeBlock {
+                code: code.to_string(),
+                language: Language::Cpp,
+            },
+            stmts: Vec::new(),
+            code_global: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            code_init: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            code_exit: CodeBlock {
+                code: String::new(),
+                language: Language::Cpp,
+            },
+            side_effects: false,
+            callback: false,
+            inputs: NameMap::default(),
+            outputs: NameMap::default(),
+            environments: vec![CUBLAS_ENVIRONMENT.to_string()],
+        };
+        let n = Node {
+            label: "_MatMult_gemm".into(),
+            path: "/nodes/0/nodes/3".into(),
+            scope: None,
+            kind: NodeKind::Tasklet(t.clone()),
+        };
+        (n, t)
+    }
+
+    /// DaCe's handle and constants pass; other names of DaCe's runtime are
+    /// refused by name, located at the tasklet.
+    #[test]
+    fn only_the_names_dace_expansions_use_are_provided() {
+        let ok = "cublasHandle_t &__dace_cublas_handle = __state->cublas_handle.Get(__dace_cuda_device);\n\
+                  cublasDgemm(__dace_cublas_handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, \
+                  __state->cublas_handle.Constants(__dace_cuda_device).DoublePone(), b, N, a, K, \
+                  __state->cublas_handle.Constants(__dace_cuda_device).DoubleZero(), c, N);";
+        let (n, t) = node(ok);
+        assert!(uses(&t));
+        check(&n, &t).unwrap();
+        for (code, name) in [
+            (
+                "x = __state->cublas_handle.Constants(-1).DoubleMone();",
+                "Constants(..).DoubleMone",
+            ),
+            (
+                "x = __state->cublas_handle.Constants(-1).HalfPone();",
+                "Constants(..).HalfPone",
+            ),
+            (
+                "__state->cusolverDn_handle.Get(-1);",
+                "__state->cusolverDn_handle",
+            ),
+            (
+                "__state->cublas_handle.handles_.size();",
+                "cublas_handle.handles_",
+            ),
+        ] {
+            let (n, t) = node(code);
+            let err = check(&n, &t).unwrap_err().to_string();
+            assert!(err.contains(name), "{err}");
+            assert!(err.contains("/nodes/0/nodes/3"), "{err}");
+            assert!(err.contains("which sdfgc does not provide"), "{err}");
+        }
+    }
+}
