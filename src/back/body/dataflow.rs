@@ -210,7 +210,6 @@ impl FnWriter<'_> {
     }
 
     fn map(&mut self, ctx: &StateCtx, id: NodeId, m: &MapEntry) -> Result<()> {
-        self.out.line(format!("// map {}", self.map_label(m)));
         // One iteration (DaCe's `__i_unused=0:1` init maps) is not worth a
         // parallel region: it would fork and join threads for nothing.
         let one = |r: &RangeDim| {
@@ -272,7 +271,9 @@ impl FnWriter<'_> {
                 "#pragma omp parallel for{collapse}{threads}{clauses}"
             ));
         }
+        // The reduction locals, then the map's comment right above its loops.
         self.open_reductions(&reductions);
+        self.out.line(format!("// map {}", self.map_label(m)));
         for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
             if k == lead
                 && let Some(pragma) = pragma.take()
