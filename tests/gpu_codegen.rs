@@ -679,7 +679,11 @@ fn cublas_tasklets_run_on_the_host_on_their_stream() {
     assert!(cu.contains("#include <cublas_v2.h>"));
     assert!(cu.contains("sdfgc_cublas cublas_handle;"));
     let init = &cu[cu.find("__dace_init_").unwrap()..];
-    assert!(init.contains("sdfgc_cublas_init(__state->cublas_handle)"));
+    assert!(init.contains("cublasCreate(&c.handle)"), "{init}");
+    assert!(
+        init.contains("cublasSetPointerMode(c.handle, CUBLAS_POINTER_MODE_DEVICE)"),
+        "{init}"
+    );
     let exit = &cu[cu.find("extern \"C\" int __dace_exit_").unwrap()..];
     assert!(exit.contains("sdfgc_cublas_exit(__state->cublas_handle);"));
     assert!(cu.lines().nth(2).unwrap().ends_with(" -lcublas"), "{cu}");
