@@ -105,7 +105,7 @@ impl FnWriter<'_> {
             }
             match &n.kind {
                 NodeKind::MapEntry(m) => params.extend(m.params.iter().map(String::as_str)),
-                NodeKind::Access(a) if NodeId(i as u32) != entry => {
+                NodeKind::Access(a) => {
                     refused.insert(&a.data);
                 }
                 _ => {}
@@ -120,7 +120,7 @@ impl FnWriter<'_> {
             });
             ok
         };
-        // Per element of a container: the update of the tasklets' writes.
+        // Per element of a container: the update written into it.
         let mut found: Vec<((&str, Vec<Expr>), &Wcr)> = Vec::new();
         let mut exits: Vec<(&str, WcrKind)> = Vec::new();
         for e in st.edges.iter().filter(|e| inside(e.src)) {
