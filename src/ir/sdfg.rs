@@ -640,3 +640,34 @@ impl Sdfg {
         region(&self.body, f);
     }
 }
+
+/// Calls `f` on every node of every state of the region (not inside nested SDFGs).
+pub fn each_node<'a>(r: &'a Region, f: &mut dyn FnMut(&'a Node)) {
+    each_state(r, &mut |st| st.nodes.iter().for_each(&mut *f));
+}
+
+/// Calls `f` on every state of the region (not inside nested SDFGs).
+pub fn each_state<'a>(r: &'a Region, f: &mut dyn FnMut(&'a State)) {
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => f(st),
+            BlockKind::Region(inner) => each_state(inner, f),
+            BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| each_state(body, f)),
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}
+
+/// Calls `f` on every state of the region, mutably (not inside nested SDFGs).
+pub fn each_state_mut(r: &mut Region, f: &mut dyn FnMut(&mut State)) {
+    for b in &mut r.blocks {
+        match &mut b.kind {
+            BlockKind::State(st) => f(st),
+            BlockKind::Region(inner) => each_state_mut(inner, f),
+            BlockKind::Conditional(brs) => {
+                brs.iter_mut().for_each(|(_, body)| each_state_mut(body, f))
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}

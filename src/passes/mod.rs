@@ -51,6 +51,8 @@ pub struct Program {
     pub options: CompileOptions,
     /// BLAS nodes call the library of `options.blas` (the file links it).
     pub blas_calls: bool,
+    /// Tasklets call cuBLAS (`--blas cublas`, or DaCe's own cuBLAS expansions).
+    pub cublas_calls: bool,
 }
 
 /// Runs the passes for one SDFG.
@@ -87,6 +89,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     }
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
+    let cublas_calls = expand::blascall::cublas_in(&sdfg);
     // Offloading sees expanded library nodes: they become kernels too.
     let offloaded = if opts.offload {
         let available = abi
@@ -148,5 +151,6 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         offload: offloaded,
         options: opts.clone(),
         blas_calls,
+        cublas_calls,
     })
 }

@@ -240,6 +240,7 @@ impl FnWriter<'_> {
         let mut distributed = 1;
         let mut pragma = None;
         let mut reductions = Vec::new();
+        let mut body_maps = BTreeSet::new();
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -265,7 +266,15 @@ impl FnWriter<'_> {
             } else {
                 ""
             };
-            reductions = self.plan_reductions(ctx, id);
+            // The nodes of the map's body (the entry too), walked once.
+            let body: Vec<bool> = (0..ctx.st.nodes.len() as u32)
+                .map(|n| NodeId(n) == id || ctx.st.is_below(NodeId(n), id))
+                .collect();
+            body_maps = (0..body.len())
+                .filter(|&n| body[n] && matches!(ctx.st.nodes[n].kind, NodeKind::MapEntry(_)))
+                .map(|n| NodeId(n as u32))
+                .collect();
+            reductions = self.plan_reductions(ctx, &body);
             let clauses: String = reductions.iter().map(|r| r.clause()).collect();
             pragma = Some(format!(
                 "#pragma omp parallel for{collapse}{threads}{clauses}"
@@ -306,13 +315,7 @@ impl FnWriter<'_> {
         let was_reductions = std::mem::replace(&mut self.reductions, reductions.clone());
         let was_maps = self.parallel_maps.clone();
         if parallel {
-            self.parallel_maps = (0..ctx.st.nodes.len() as u32)
-                .map(NodeId)
-                .filter(|&n| {
-                    (n == id || ctx.st.is_below(n, id))
-                        && matches!(ctx.st.nodes[n.index()].kind, NodeKind::MapEntry(_))
-                })
-                .collect();
+            self.parallel_maps = body_maps;
             self.in_parallel = true;
             self.parallel_params =
                 Some(m.params[lead..(lead + distributed).min(m.params.len())].to_vec());

@@ -93,10 +93,11 @@ impl Reduction {
 }
 
 impl FnWriter<'_> {
-    /// The reductions of parallel map `entry` (see the module comment).
-    pub(crate) fn plan_reductions(&mut self, ctx: &StateCtx, entry: NodeId) -> Vec<Reduction> {
+    /// The reductions of a parallel map whose body (entry included) is the
+    /// nodes marked in `body` (see the module comment).
+    pub(crate) fn plan_reductions(&mut self, ctx: &StateCtx, body: &[bool]) -> Vec<Reduction> {
         let st = ctx.st;
-        let inside = |n: NodeId| n == entry || st.is_below(n, entry);
+        let inside = |n: NodeId| body[n.index()];
         let mut params: BTreeSet<&str> = BTreeSet::new();
         let mut refused: BTreeSet<&str> = BTreeSet::new();
         for (i, n) in st.nodes.iter().enumerate() {
@@ -213,10 +214,9 @@ impl FnWriter<'_> {
     /// The reduction local standing for element `starts` of `data` inside
     /// the parallel map being written, if it has one.
     pub(crate) fn reduction_var(&self, data: &str, starts: &[Expr]) -> Option<String> {
+        let mut of_data = self.reductions.iter().filter(|r| r.data == data).peekable();
+        of_data.peek()?;
         let starts: Vec<Expr> = starts.iter().map(simplify).collect();
-        self.reductions
-            .iter()
-            .find(|r| r.data == data && r.starts == starts)
-            .map(|r| r.var.clone())
+        of_data.find(|r| r.starts == starts).map(|r| r.var.clone())
     }
 }

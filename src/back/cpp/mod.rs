@@ -254,7 +254,7 @@ struct Header<'a> {
 pub fn blas_link(p: &Program) -> Option<&'static str> {
     if p.blas_calls {
         Some(p.options.blas.link_flags())
-    } else if p.gpu.is_some() && cublas::used_in(&p.sdfg) {
+    } else if p.gpu.is_some() && p.cublas_calls {
         Some(cublas::LINK)
     } else {
         None
@@ -356,7 +356,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
     refuse_unsupported(sdfg, p.gpu)?;
-    let uses_cublas = cublas::used_in(sdfg);
+    let uses_cublas = p.cublas_calls;
     let program_params: String = p
         .abi
         .program

@@ -13,35 +13,13 @@
 use crate::diag::{Error, Result};
 use crate::ir::*;
 
-pub use crate::passes::expand::blascall::CUBLAS_ENVIRONMENT;
+pub use crate::passes::expand::blascall::{CUBLAS_ENVIRONMENT, calls_cublas as uses};
 
 /// The state member DaCe's tasklets name.
 pub const MEMBER: &str = "sdfgc_cublas cublas_handle;  // cuBLAS handle and constants: created in init, destroyed in exit";
 
 /// The link flag of cuBLAS.
 pub const LINK: &str = "-lcublas";
-
-/// True if the tasklet calls cuBLAS through DaCe's environment.
-pub fn uses(t: &Tasklet) -> bool {
-    t.environments.iter().any(|e| e == CUBLAS_ENVIRONMENT)
-}
-
-/// True if any tasklet of the SDFG tree calls cuBLAS.
-pub fn used_in(sdfg: &Sdfg) -> bool {
-    fn region(r: &Region) -> bool {
-        r.blocks.iter().any(|b| match &b.kind {
-            BlockKind::State(st) => st.nodes.iter().any(|n| match &n.kind {
-                NodeKind::Tasklet(t) => uses(t),
-                NodeKind::Nested(ns) => region(&ns.sdfg.body),
-                _ => false,
-            }),
-            BlockKind::Region(inner) => region(inner),
-            BlockKind::Conditional(brs) => brs.iter().any(|(_, r)| region(r)),
-            BlockKind::Break | BlockKind::Continue | BlockKind::Return => false,
-        })
-    }
-    region(&sdfg.body)
-}
 
 /// The constants `Constants(device)` provides.
 const CONSTANTS: [&str; 8] = [

@@ -39,6 +39,23 @@ pub const CBLAS_HEADER: &str = "#include <cblas.h>";
 /// The DaCe library environment of cuBLAS calls (DaCe's name).
 pub const CUBLAS_ENVIRONMENT: &str = "dace.libraries.blas.environments.cublas.cuBLAS";
 
+/// True if the tasklet calls cuBLAS through DaCe's environment (left by
+/// DaCe's cuBLAS expansions, or made by `--blas cublas`).
+pub fn calls_cublas(t: &Tasklet) -> bool {
+    t.environments.iter().any(|e| e == CUBLAS_ENVIRONMENT)
+}
+
+/// True if any tasklet of the SDFG or of an SDFG nested in it calls cuBLAS.
+pub fn cublas_in(sdfg: &Sdfg) -> bool {
+    let mut found = false;
+    sdfg.for_each_sdfg(&mut |s| {
+        each_node(&s.body, &mut |n| {
+            found |= matches!(&n.kind, NodeKind::Tasklet(t) if calls_cublas(t));
+        })
+    });
+    found
+}
+
 /// A BLAS call replacing a library node: the tasklet and the connectors
 /// to rename (input connector, new name), when an input and the output
 /// share one name.
