@@ -8,7 +8,8 @@
 #     the Python package's tests (python/tests), with maturin to install the
 #     package (`pip install --no-build-isolation ./python` in scripts/test.sh);
 #   * a Python 3.12 venv with gt4py 1.2.1 and DaCe 2.0.0a10 under
-#     build/venv-gt4py, for the gt4py slice (scripts/gt4py-suite.sh --ci).
+#     build/venv-gt4py, for the gt4py slice (scripts/gt4py-suite.sh --ci);
+#   * ccache, through which the tests compile the generated libraries.
 # Idempotent: finished steps are skipped on a second run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,6 +99,15 @@ if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x 
         pytest-benchmark pytest-factoryboy pytest-xdist psutil 'maturin>=1.5,<2'
 fi
 echo "gt4py: $("$GT/bin/python" -c 'import gt4py; print(gt4py.__version__)') in $GT"
+
+# ---- ccache (tests/common/cxx.rs compiles generated libraries through it) ----
+if ! command -v ccache >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq ccache >/dev/null
+    else
+        echo "note: ccache not found; the tests compile every library from scratch" >&2
+    fi
+fi
 
 # ---- OpenBLAS (tests/blas_calls.rs: --blas openblas) ----
 if ! [ -e /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1; then

@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 command -v g++ >/dev/null || { echo "error: g++ is required by the tests" >&2; exit 1; }
 cargo fmt --all -- --check
 cargo clippy --all-targets --release -- -D warnings
-INSTA_UPDATE=no cargo test --release
-# The Python package, pip-installed as users get it (maturin reuses the
-# release build above), against DaCe 1.0.2: build, cache, Workspace, load,
+INSTA_UPDATE=no cargo test --profile ci
+# The Python package, pip-installed as users get it (maturin builds the
+# release binary; later installs reuse it), against DaCe 1.0.2: build, cache, Workspace, load,
 # the SDFG.compile() switch, spawned workers.
 PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python -m pip install --quiet --no-build-isolation ./python
 env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-dace/bin:$PATH" SDFGC_CACHE_DIR="$PWD/build/sdfgc-cache" \

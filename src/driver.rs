@@ -37,8 +37,7 @@ pub fn check(files: &[PathBuf], out: &mut dyn Write) -> std::result::Result<(), 
     }
 }
 
-/// The generated files of one SDFG: (file name, contents).
-pub type Outputs = Vec<(String, String)>;
+pub use crate::back::Outputs;
 
 /// Generates the translation unit of one file in memory.
 pub fn generate(path: &Path, opts: &CompileOptions) -> Result<Outputs> {

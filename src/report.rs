@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::back::cexpr;
 use crate::diag::{Error, ErrorKind};
 use crate::driver::load_valid;
 use crate::ir::Expr;
+use crate::ir::cexpr;
 use crate::ir::simplify::{eval_int, simplify};
 use crate::options::CompileOptions;
 use crate::passes::alloc::THREADS;

@@ -55,8 +55,8 @@ fn run_one(
         .map(|(n, _)| work.join(n))
         .ok_or("no .cpp")?;
     let lib = work.join("lib.so");
-    let cc = common::cxx::cxx()
-        .args([
+    let cc = common::cxx::shared_library(
+        &[
             "-std=c++17",
             "-O2",
             "-fopenmp",
@@ -65,12 +65,11 @@ fn run_one(
             "-Wall",
             "-Wextra",
             "-Werror",
-        ])
-        .arg(&cpp)
-        .arg("-o")
-        .arg(&lib)
-        .output()
-        .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
+        ],
+        &cpp,
+        &lib,
+    )
+    .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
     if !cc.status.success() {
         let err = String::from_utf8_lossy(&cc.stderr);
         return Err(format!(

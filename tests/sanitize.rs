@@ -59,13 +59,11 @@ fn mode_name(m: Option<Mode>) -> &'static str {
 
 /// Builds `cpp` into the shared library `lib` with sanitizers.
 fn build_sanitized(cpp: &Path, lib: &Path) -> Result<(), String> {
-    let cc = common::cxx::cxx()
-        .args(["-std=c++17", "-O1", "-g", "-fopenmp", "-fPIC", "-shared"])
-        .args(SANITIZE_FLAGS)
-        .arg(cpp)
-        .arg("-o")
-        .arg(lib)
-        .output()
+    let flags: Vec<&str> = ["-std=c++17", "-O1", "-g", "-fopenmp", "-fPIC", "-shared"]
+        .into_iter()
+        .chain(SANITIZE_FLAGS.iter().copied())
+        .collect();
+    let cc = common::cxx::shared_library(&flags, cpp, lib)
         .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
     if !cc.status.success() {
         let err = String::from_utf8_lossy(&cc.stderr);

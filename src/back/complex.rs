@@ -5,7 +5,7 @@
 //! write-conflict resolution call on them, and the header's C types.
 
 /// Definitions a translation unit carries when it uses complex numbers.
-/// Needs [`crate::back::cexpr::PRELUDE`] (for `SDFGC_HD`) first.
+/// Needs [`crate::ir::cexpr::PRELUDE`] (for `SDFGC_HD`) first.
 pub const PRELUDE: &str = r#"// ---- complex numbers: DaCe's dace::complex64 / dace::complex128 ----
 #if defined(__CUDACC__) || (defined(__HIPCC__) && __has_include(<thrust/complex.h>))
 #include <thrust/complex.h>

@@ -1,9 +1,11 @@
 //! Target writers.
 
 pub mod body;
-pub mod cexpr;
 pub mod complex;
 pub mod cpp;
 pub mod emit;
 pub mod gpu;
 pub mod sample;
+
+/// The generated files of one SDFG: (file name, contents).
+pub type Outputs = Vec<(String, String)>;

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::back::cexpr;
+use crate::ir::cexpr;
 use crate::ir::simplify::free_symbols;
 use crate::ir::*;
 use crate::passes::Program;

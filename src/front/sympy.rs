@@ -112,7 +112,7 @@ mod tests {
     use crate::front::python::parse_expr;
 
     fn lowered(s: &str) -> String {
-        crate::back::cexpr::to_cpp(&lower(parse_expr(s).expect("parses")))
+        crate::ir::cexpr::to_cpp(&lower(parse_expr(s).expect("parses")))
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The intermediate representation sdfgc's passes and writers work on.
 
+pub mod cexpr;
 pub mod data;
 pub mod dtype;
 pub mod expr;

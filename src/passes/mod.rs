@@ -42,7 +42,7 @@ pub struct Program {
     /// Workspace layout per storage (External memory only).
     pub layouts: layout::Layouts,
     /// The GPU dialect for CUDA and HIP targets.
-    pub gpu: Option<&'static crate::back::gpu::Dialect>,
+    pub gpu: Option<&'static crate::options::Dialect>,
     /// GPU streams (`--streams`).
     pub streams: u32,
     /// What `--offload` did (None without it).
@@ -127,11 +127,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         .collect();
     let aliased = layouts.values().flat_map(|l| l.aliased()).collect();
     let shared = layouts.values().flat_map(|l| l.shared()).collect();
-    let gpu = match opts.target {
-        crate::options::Target::Cpp => None,
-        crate::options::Target::Cuda => Some(&crate::back::gpu::CUDA),
-        crate::options::Target::Hip => Some(&crate::back::gpu::HIP),
-    };
+    let gpu = opts.target.dialect();
     let streams = if gpu.is_some() {
         opts.streams.max(1)
     } else {

@@ -272,6 +272,17 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                     for x in [&r.start, &r.end, &r.step] {
                         check_names_in(x, names, &params, &e.path, || format!("memlet on '{d}'"))?;
                     }
+                    // `begin:end:step:tile` selects `tile` consecutive
+                    // elements at every step; no writer reads the tile.
+                    if r.tile != Expr::Int(1) {
+                        return Err(Error::unsupported(
+                            &e.path,
+                            format!(
+                                "memlet on '{d}' in state '{label}' has a tiled range (tile {}): tiled subsets are not implemented",
+                                crate::ir::cexpr::to_cpp(&r.tile)
+                            ),
+                        ));
+                    }
                 }
             }
         }

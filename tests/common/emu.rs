@@ -66,8 +66,14 @@ pub fn build_library(src: &str, work: &Path, lib: &Path) -> Result<(), String> {
         lib.file_stem().unwrap_or_default().to_string_lossy()
     ));
     std::fs::write(&emu, emulate_launches(src)).map_err(|e| e.to_string())?;
-    let cc = super::cxx::cxx()
-        .args([
+    // The emulator's headers through a link in the work directory: a
+    // relative `-I`, so the compiler cache's key does not hold the checkout's path.
+    let headers = work.join("gpu_emu");
+    if !headers.exists() {
+        std::os::unix::fs::symlink(include_dir(), &headers).map_err(|e| e.to_string())?;
+    }
+    let cc = super::cxx::shared_library(
+        &[
             "-std=c++17",
             "-O1",
             "-fopenmp",
@@ -78,15 +84,13 @@ pub fn build_library(src: &str, work: &Path, lib: &Path) -> Result<(), String> {
             "-Wno-unused-variable",
             "-Wno-stringop-overflow",
             "-Werror",
-        ])
-        .arg("-I")
-        .arg(include_dir())
-        .args(["-x", "c++"])
-        .arg(&emu)
-        .arg("-o")
-        .arg(lib)
-        .output()
-        .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
+            "-I",
+            "gpu_emu",
+        ],
+        &emu,
+        lib,
+    )
+    .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
     if !cc.status.success() {
         let err = String::from_utf8_lossy(&cc.stderr);
         return Err(format!(

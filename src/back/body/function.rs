@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::back::cexpr;
 use crate::back::emit::Emitter;
 use crate::back::gpu::Dialect;
 use crate::diag::{Error, Result};
+use crate::ir::cexpr;
 use crate::ir::simplify::simplify;
 use crate::ir::*;
 use crate::passes::structure::{Structured, structure};

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::back::body::dataflow::StateCtx;
 use crate::back::body::function::{Access, FnWriter};
-use crate::back::cexpr::{self, CExprPrinter};
 use crate::diag::{Error, Result};
+use crate::ir::cexpr::{self, CExprPrinter};
 use crate::ir::simplify::simplify;
 use crate::ir::*;
 
@@ -804,6 +804,18 @@ impl<'a> FnWriter<'a> {
             Some(c) => c.var.clone(),
             None => match self.access.get(n) {
                 Some(Access::Value(v)) => v.clone(),
+                // A scalar container named without a connector (DaCe's
+                // frontend lets tasklets read a nested SDFG's scalar
+                // argument so): its value, not the pointer it is passed by.
+                Some(Access::Ptr(p))
+                    if self
+                        .sdfg
+                        .arrays
+                        .get(n)
+                        .is_some_and(|d| d.kind == DataKind::Scalar) =>
+                {
+                    format!("{p}[0]")
+                }
                 _ => n.to_string(),
             },
         };

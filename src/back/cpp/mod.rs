@@ -4,10 +4,11 @@
 use crate::back::gpu::cublas;
 use askama::Template;
 
+use crate::back::Outputs;
+use crate::back::complex;
 use crate::back::gpu::Dialect;
-use crate::back::{cexpr, complex};
 use crate::diag::{Error, ErrorKind, Result};
-use crate::driver::Outputs;
+use crate::ir::cexpr;
 use crate::ir::*;
 use crate::passes::abi::ParamKind;
 use crate::passes::{Memory, Program};
@@ -520,7 +521,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         .any(|t| t.memory == Memory::Pool);
     if let Some(g) = p.gpu {
         let code = user_cpp_code(&all);
-        for d in g.foreign_names(code.iter().map(String::as_str)) {
+        for d in crate::back::gpu::foreign_names(g, code.iter().map(String::as_str)) {
             globals.push_str(&d);
             globals.push('\n');
         }

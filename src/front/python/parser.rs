@@ -2166,8 +2166,8 @@ mod tests {
         for (ok, _) in at_the_limit() {
             let e = parse_expr(&ok).unwrap();
             let s = crate::ir::simplify::simplify(&e);
-            assert!(!crate::back::cexpr::to_cpp(&e).is_empty());
-            assert!(!crate::back::cexpr::to_cpp(&s).is_empty());
+            assert!(!crate::ir::cexpr::to_cpp(&e).is_empty());
+            assert!(!crate::ir::cexpr::to_cpp(&s).is_empty());
             let _ = crate::ir::simplify::free_symbols(&e);
             assert_eq!(e.clone(), e);
         }

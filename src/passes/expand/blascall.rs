@@ -25,8 +25,8 @@
 //! that is not the output's memory is copied into the output first, and
 //! `beta` then applies to it.
 
-use crate::back::cexpr::to_cpp;
 use crate::diag::Result;
+use crate::ir::cexpr::to_cpp;
 use crate::ir::simplify::simplify;
 use crate::ir::*;
 use crate::options::Blas;

@@ -199,7 +199,7 @@ pub(super) fn scaled(alpha: &Expr, x: Expr) -> Expr {
 
 /// `lambda a, b: <body>` over the parameters `__a` (old) and `__b` (new).
 pub(super) fn lambda(body: Expr) -> Wcr {
-    let text = format!("lambda __a, __b: {}", crate::back::cexpr::to_cpp(&body));
+    let text = format!("lambda __a, __b: {}", crate::ir::cexpr::to_cpp(&body));
     let kind = match &body {
         Expr::Binary(BinaryOp::Add, a, b) if **a == Expr::sym("__a") && **b == Expr::sym("__b") => {
             WcrKind::Sum
@@ -509,7 +509,7 @@ impl<'a> Builder<'a> {
         value: Expr,
         scope: Option<NodeId>,
     ) -> NodeId {
-        let text = format!("__out = {}", crate::back::cexpr::to_cpp(&value));
+        let text = format!("__out = {}", crate::ir::cexpr::to_cpp(&value));
         let none = CodeBlock {
             code: String::new(),
             language: Language::Cpp,

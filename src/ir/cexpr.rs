@@ -1,4 +1,6 @@
-//! C++ printing of [`Expr`], shared by the CPU and GPU writers.
+//! C++ printing of [`Expr`]: the writers print with it, and the library
+//! expansion spells the tasklet code it builds with it, so it sits with the IR
+//! below both.
 //!
 //! The printer emits the fewest parentheses C++ precedence allows, plus the
 //! ones GCC's `-Wparentheses` asks for (mixed bitwise/logical/comparison
