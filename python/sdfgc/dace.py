@@ -20,21 +20,20 @@ parameter lists it states must be the ones `CompiledSDFG` passes
 
 import copy
 import ctypes
-import hashlib
 import json
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 
-from . import SdfgcError, binary
-from ._build import build, default_cache_dir, offload_args
+from . import SdfgcError, _dace_build, binary
+from ._build import build, offload_args
 from ._workspace import Workspace
 
 log = logging.getLogger("sdfgc.dace")
 
 _original = None
+_original_compile = None  # DaCe's compiler.configure_and_compile (its CMake build)
 _original_init = None
 _original_initialize = None
 _options = {}
@@ -104,6 +103,15 @@ _BLAS_ENVIRONMENTS = {
 }
 
 
+def _save_compact(sdfg, path):
+    """The SDFG's JSON for sdfgc: `SDFG.save` without its hash and
+    indentation (each costs about as much as a second serialization)."""
+    from dace import serialize
+
+    with open(path, "w") as fh:
+        json.dump(sdfg.to_json(), fh, default=serialize.to_json)
+
+
 def _generate_code(sdfg, validate=True):
     """Replacement of `dace.codegen.codegen.generate_code`: sdfgc's files as
     DaCe code objects (the translation unit, its header and a sample main)."""
@@ -115,7 +123,7 @@ def _generate_code(sdfg, validate=True):
     target = _options.get("target", "cpp")
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")
-        sdfg.save(path)
+        _save_compact(sdfg, path)
         keep = os.environ.get("SDFGC_DACE_KEEP")
         if keep:  # a copy of every SDFG handed to sdfgc, for debugging
             os.makedirs(keep, exist_ok=True)
@@ -158,6 +166,16 @@ def _generate_code(sdfg, validate=True):
     main = CodeObject(sdfg.name + "_main", sample, "cpp", cpu.CPUCodeGen, "SampleMain",
                       target_type="../../sample", linkable=False)
     return [obj, head, main]
+
+
+def _configure_and_compile(program_folder, program_name=None, output_stream=None, **kwargs):
+    """Replacement of `dace.codegen.compiler.configure_and_compile`: sdfgc's
+    translation unit is compiled directly, without CMake (`_dace_build`);
+    DaCe's own code (an explicit fallback) goes to DaCe's CMake build."""
+    if _dace_build.sdfgc_source(os.path.abspath(program_folder), program_name or
+                                os.path.basename(os.path.abspath(program_folder))) is None:
+        _log(f"cmake {program_name}: not sdfgc's code, DaCe's CMake build")
+    return _dace_build.configure_and_compile(_original_compile, program_folder, program_name, output_stream, **kwargs)
 
 
 def _sdfg_external_storages(sdfg):
@@ -214,8 +232,8 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
     DaCe's cache is untouched: with `compiler.use_cache` (or an unchanged
     SDFG in an existing build folder) DaCe reuses the library in its build
     folder, whichever generator built it."""
-    global _original, _original_init, _original_initialize
-    from dace.codegen import codegen
+    global _original, _original_compile, _original_init, _original_initialize
+    from dace.codegen import codegen, compiler
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
     _options.clear()
@@ -226,6 +244,9 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
     if _original is None:
         _original = codegen.generate_code
         codegen.generate_code = _generate_code
+    if _original_compile is None:
+        _original_compile = compiler.configure_and_compile
+        compiler.configure_and_compile = _configure_and_compile
     if _original_init is None:
         _original_init = CompiledSDFG.__init__
 
@@ -252,12 +273,17 @@ def disable():
     """Restores DaCe's own code generator. The load-time wrappers stay: a
     library sdfgc built before still gets its ABI check and, on its first
     call, its workspace (they do nothing for DaCe's own libraries)."""
-    global _original
+    global _original, _original_compile
     if _original is not None:
         from dace.codegen import codegen
 
         codegen.generate_code = _original
         _original = None
+    if _original_compile is not None:
+        from dace.codegen import compiler
+
+        compiler.configure_and_compile = _original_compile
+        _original_compile = None
 
 
 def enabled() -> bool:
@@ -276,31 +302,8 @@ def enable_from_environment():
 
 
 def _stub(folder, name, compiler=None):
-    """DaCe's loader stub (`libdacestub_<name>.so` next to the library, as
-    DaCe's CMake build leaves it), compiled once per DaCe version from
-    DaCe's own `dacestub.cpp`."""
-    import dace.codegen.tools as tools
-
-    want = os.path.join(folder, f"libdacestub_{name}.so")
-    if os.path.exists(want):
-        return want
-    src = os.path.join(os.path.dirname(tools.__file__), "dacestub.cpp")
-    cxx = compiler or os.environ.get("CXX") or "g++"
-    with open(src, "rb") as fh:
-        digest = hashlib.sha256(fh.read() + cxx.encode()).hexdigest()[:16]
-    cached = os.path.join(default_cache_dir(), f"dacestub-{digest}.so")
-    if not os.path.exists(cached):
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        tmp = cached + f".{os.getpid()}.tmp"
-        r = subprocess.run([*cxx.split(), "-std=c++14", "-O2", "-fPIC", "-shared", "-fopenmp", "-pthread", src, "-o", tmp, "-ldl"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SdfgcError(f"building DaCe's loader stub failed:\n{r.stderr.strip()}")
-        os.replace(tmp, cached)
-    tmp = want + f".{os.getpid()}.tmp"
-    shutil.copyfile(cached, tmp)
-    os.replace(tmp, want)
-    return want
+    """DaCe's loader stub next to a library (see `_dace_build.stub`)."""
+    return _dace_build.stub(folder, name, compiler)
 
 
 def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None, extra_flags=(),
