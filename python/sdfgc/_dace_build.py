@@ -139,7 +139,7 @@ def environment_flags(names):
     from dace.codegen.compiler import _get_or_eval
 
     for env in dace.library.get_environments_and_dependencies(set(unknown)):
-        name = f"{env.__module__}.{env.__name__}"
+        name = env.full_class_path() if hasattr(env, "full_class_path") else f"{env.__module__}.{env.__name__}"
         if name in KNOWN_ENVIRONMENTS:
             continue
         libs = [str(x) for x in _get_or_eval(env.cmake_libraries)]
