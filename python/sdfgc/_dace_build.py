@@ -39,10 +39,11 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 
 from ._binary import SdfgcError
-from ._build import BLAS_LIBS, CompilerError, default_cache_dir, default_compiler, default_flags
+from ._build import _EXT, BLAS_LIBS, CompilerError, default_cache_dir, default_compiler, default_flags
 
 _SIGNATURE = "__sdfgc_signature_"
 # Bumped when what this module builds from the same inputs changes.
@@ -246,59 +247,113 @@ def _copy_atomically(src, dst):
     os.replace(tmp, dst)
 
 
-def build_library(source, target, name, dest, environments=()):
-    """Builds (or takes from the content-addressed cache) the library of
-    sdfgc's translation unit `source` and copies it to `dest`. Returns True
-    on a cache hit."""
-    t0 = time.perf_counter()
-    env_compile, env_link = environment_flags(environments)
-    if target == "cpp":
-        cc, flags, link = cpu_command_parts()
-    else:
-        cc, flags, link = default_compiler(target), default_flags(target), []
-    with open(source, "rb") as fh:
-        code = fh.read()
-    libs = list(env_link)
-    if b"\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
-        libs.append("-lcublas")
-    flags = [*flags, *env_compile]
-    key = hashlib.sha256(code)
-    key.update(json.dumps({"builder": _BUILDER, "name": name, "target": target, "cc": _compiler_identity(cc),
-                           "flags": flags, "link": [*link, *libs], "host": _host_identity()}).encode())
-    digest = key.hexdigest()[:24]
-    root = os.path.join(default_cache_dir(), "dace-lib")
-    final = os.path.join(root, digest)
-    lib_name = f"lib{name}.so"
-    cached = os.path.join(final, lib_name)
-    hit = os.path.exists(os.path.join(final, "library.json")) and os.path.exists(cached)
-    t1 = time.perf_counter()
-    if not hit:
-        os.makedirs(root, exist_ok=True)
-        work = tempfile.mkdtemp(prefix=f".{digest}-", dir=root)
+class _Build:
+    """One library build: its cache entry, and the compiler process while it runs."""
+
+    def __init__(self, code, target, name, environments):
+        env_compile, env_link = environment_flags(environments)
+        if target == "cpp":
+            cc, flags, link = cpu_command_parts()
+        else:
+            cc, flags, link = default_compiler(target), default_flags(target), []
+        libs = list(env_link)
+        if b"\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
+            libs.append("-lcublas")
+        flags = [*flags, *env_compile]
+        key = hashlib.sha256(code)
+        key.update(json.dumps({"builder": _BUILDER, "name": name, "target": target, "cc": _compiler_identity(cc),
+                               "flags": flags, "link": [*link, *libs], "host": _host_identity()}).encode())
+        self.code, self.target, self.name = code, target, name
+        self.cc, self.flags, self.link, self.libs = cc, flags, link, libs
+        self.digest = key.hexdigest()[:24]
+        self.root = os.path.join(default_cache_dir(), "dace-lib")
+        self.final = os.path.join(self.root, self.digest)
+        self.lib_name = f"lib{name}.so"
+        self.cached = os.path.join(self.final, self.lib_name)
+        self.proc = self.work = self.cmd = None
+
+    def hit(self):
+        return os.path.exists(os.path.join(self.final, "library.json")) and os.path.exists(self.cached)
+
+    def start(self):
+        """Starts the compiler in a private folder of the cache (no wait)."""
+        src_name = f"{self.name}.{_EXT[self.target]}"  # as sdfgc.build names it (nvcc, hipcc go by it)
+        os.makedirs(self.root, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix=f".{self.digest}-", dir=self.root)
         try:
-            src_name = os.path.basename(source)
-            with open(os.path.join(work, src_name), "wb") as fh:
-                fh.write(code)
-            pch = precompiled_header(cc, flags, code) if target == "cpp" else []
-            cmd = [*cc.split(), *flags, *pch, src_name, "-o", lib_name, *link, *libs]
-            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")
-            with open(os.path.join(work, "library.json"), "w") as fh:
-                json.dump({"name": name, "library": lib_name, "command": cmd}, fh)
+            with open(os.path.join(self.work, src_name), "wb") as fh:
+                fh.write(self.code)
+            pch = precompiled_header(self.cc, self.flags, self.code) if self.target == "cpp" else []
+            self.cmd = [*self.cc.split(), *self.flags, *pch, src_name, "-o", self.lib_name, *self.link, *self.libs]
+            self.proc = subprocess.Popen(self.cmd, cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+        except BaseException:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+
+    def wait(self):
+        """Waits for the compiler and puts its library into the cache."""
+        try:
+            _, err = self.proc.communicate()
+            if self.proc.returncode != 0:
+                raise CompilerError(f"{' '.join(self.cmd)} failed in {self.work}:\n{err.strip()}")
+            with open(os.path.join(self.work, "library.json"), "w") as fh:
+                json.dump({"name": self.name, "library": self.lib_name, "command": self.cmd}, fh)
             try:
-                os.rename(work, final)
+                os.rename(self.work, self.final)
             except OSError:  # a concurrent build of the same key won: its library is the same
-                shutil.rmtree(work, ignore_errors=True)
-                if not os.path.exists(cached):
+                shutil.rmtree(self.work, ignore_errors=True)
+                if not os.path.exists(self.cached):
                     raise
         except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(self.work, ignore_errors=True)
             raise
+
+
+# Builds started early (`start_build`, while DaCe still writes its program
+# folder), by cache key; `build_library` finishes them.
+_pending = {}
+_pending_lock = threading.Lock()
+
+
+def start_build(code, target, name, environments=()):
+    """Starts compiling sdfgc's translation unit `code` now, unless its
+    library is cached or already being built; `build_library` on the same
+    source later waits for it instead of compiling."""
+    b = _Build(code, target, name, environments)
+    with _pending_lock:
+        if b.digest in _pending or b.hit():
+            return
+        _pending[b.digest] = b
+    try:
+        b.start()
+    except BaseException:
+        with _pending_lock:
+            _pending.pop(b.digest, None)
+        raise
+
+
+def build_library(source, target, name, dest, environments=()):
+    """Builds (or takes from the content-addressed cache, or waits for the
+    build `start_build` began) the library of sdfgc's translation unit
+    `source` and copies it to `dest`. Returns True on a cache hit."""
+    t0 = time.perf_counter()
+    with open(source, "rb") as fh:
+        code = fh.read()
+    b = _Build(code, target, name, environments)
+    with _pending_lock:
+        started = _pending.pop(b.digest, None)
+    hit = started is None and b.hit()
+    t1 = time.perf_counter()
+    if started is not None:
+        started.wait()
+    elif not hit:
+        b.start()
+        b.wait()
     t2 = time.perf_counter()
     os.makedirs(os.path.dirname(dest), exist_ok=True)
-    _copy_atomically(cached, dest)
-    timings.append({"name": name, "hit": hit, "prepare": t1 - t0, "compile": t2 - t1,
+    _copy_atomically(b.cached, dest)
+    timings.append({"name": name, "hit": hit, "early": started is not None, "prepare": t1 - t0, "compile": t2 - t1,
                     "copy": time.perf_counter() - t2})
     return hit
 

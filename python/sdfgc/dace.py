@@ -137,11 +137,6 @@ def _generate_code(sdfg, validate=True):
                 return _original(sdfg, validate=validate)
             _log(f"refused {sdfg.name}: {message}")
             raise SdfgcError(message)
-        # DaCe's own generator expands library nodes on this very object,
-        # and CompiledSDFG later takes its arglist() from it: do the same
-        # (after saving: sdfgc expands the nodes itself), so the argument
-        # list DaCe passes is the one DaCe's own library would take.
-        _prepare_like_dace(sdfg)
         ext = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}[target]
         with open(os.path.join(tmp, f"{sdfg.name}.{ext}")) as fh:
             code = fh.read()
@@ -160,6 +155,15 @@ def _generate_code(sdfg, validate=True):
     else:
         from dace.codegen.targets import cuda
         obj = CodeObject(sdfg.name, code, "cu", cuda.CUDACodeGen, "CUDA", environments=envs, sdfg=sdfg)
+    # The compiler starts on the code DaCe is about to write, while DaCe
+    # prepares the SDFG and writes its program folder; DaCe's compile step
+    # (`_configure_and_compile`) then waits for it.
+    _dace_build.start_build(obj.clean_code.encode(), target, sdfg.name, envs)
+    # DaCe's own generator expands library nodes on this very object,
+    # and CompiledSDFG later takes its arglist() from it: do the same
+    # (after saving: sdfgc expands the nodes itself), so the argument
+    # list DaCe passes is the one DaCe's own library would take.
+    _prepare_like_dace(sdfg)
     head = CodeObject(sdfg.name, header, "h", cpu.CPUCodeGen, "CallHeader", target_type="../../include",
                       linkable=False)
     # DaCe writes (and in its production folder mode deletes) a sample main.
