@@ -5,11 +5,15 @@
     sdfgc.dace.disable()
     csdfg = sdfgc.dace.load(sdfg)        # DaCe's CompiledSDFG of sdfgc.build()'s library
 
-With `enable()`, DaCe still writes the build folder, runs its CMake build
-and loads the library with its own `CompiledSDFG` (so its cache,
-`compiler.use_cache`, the folder layout and the loader stub behave as
-always); only the code it compiles is sdfgc's. `load()` skips DaCe's CMake
-build: `sdfgc.build` (sdfgc, then g++/nvcc/hipcc, cached) and DaCe's
+With `enable()`, DaCe writes its build folder as always and sdfgc builds
+it without CMake: DaCe's compile step (`compiler.configure_and_compile`)
+runs the compiler once on sdfgc's translation unit with DaCe's configured
+flags and leaves the library where `compiler.get_binary_name` says, the
+loader stub next to it and the sources in `src/` (`_dace_build`), so DaCe's
+cache, `compiler.use_cache`, the folder layouts and `CompiledSDFG` behave as
+always. Libraries are cached by content across processes and build folders;
+the compiler starts as soon as sdfgc's code exists. `load()` skips DaCe's
+folder too: `sdfgc.build` (sdfgc, then g++/nvcc/hipcc, cached) and DaCe's
 `CompiledSDFG` on the result. A refused SDFG raises `sdfgc.SdfgcError` with
 sdfgc's message: there is no silent fallback to DaCe's generator
 (`fallback=True` falls back explicitly and logs every fallback). Every

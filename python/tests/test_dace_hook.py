@@ -172,7 +172,7 @@ def test_library_node_arguments_match_daces(build_folder):
 
 
 def test_blas_calls_link_through_daces_own_environment(build_folder):
-    # `--blas openblas` code calls cblas_*: DaCe's CMake build must link
+    # `--blas openblas` code calls cblas_*: the build must link
     # OpenBLAS (its own environment), or the library would not load.
     sdfgc.dace.enable(blas="openblas")
     assert "cblas_dgemv" in compile_and_check_gemv("hook_blas_gemv")
