@@ -108,7 +108,7 @@ def main():
             if not args.no_dace:
                 cmake = Spent(compiler, "configure_and_compile")
                 try:
-                    sdfg = fresh(path, os.path.join(work, "dace"), "_d")
+                    sdfg = fresh(path, os.path.join(work, "dace"), f"_d{i}")
                     t_dace = timed(lambda: sdfg.compile(return_program_handle=False))
                 finally:
                     cmake.restore()
@@ -116,12 +116,13 @@ def main():
             sdfgc.dace.enable()
             gen = Spent(codegen, "generate_code")
             try:
-                sdfg = fresh(path, os.path.join(work, "cold"), "_s")
+                # a name of its own: two variants of one program may give one source (a cache hit)
+                sdfg = fresh(path, os.path.join(work, "cold"), f"_s{i}")
                 t_cold = timed(lambda: sdfg.compile(return_program_handle=False))
                 step = _dace_build.timings[-1]
                 assert not step["hit"], step
                 t_gen, t_cc = gen.total, step["compile"]
-                sdfg = fresh(path, os.path.join(work, "warm"), "_s")
+                sdfg = fresh(path, os.path.join(work, "warm"), f"_s{i}")
                 t_warm = timed(lambda: sdfg.compile(return_program_handle=False))
                 assert _dace_build.timings[-1]["hit"], _dace_build.timings[-1]
             finally:

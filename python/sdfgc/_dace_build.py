@@ -12,8 +12,9 @@ not run. Any other folder (DaCe's own code, through `fallback=True`) goes to
 DaCe's CMake build.
 
 The flags are DaCe's configuration, as its CMake build would use them:
-`compiler.cpu.executable` (else `$CXX`, else g++), `-std=c++NN` (at least
-17), `compiler.cpu.args`, the flags CMake adds for `compiler.build_type`,
+`compiler.cpu.executable` (else `$CXX`, else g++), `-std=c++17` (sdfgc's
+language; DaCe's own `-std` and `cpp_standard` are dropped),
+`compiler.cpu.args`, the flags CMake adds for `compiler.build_type`,
 `-fopenmp -fPIC -shared`, `compiler.linker.args`. CUDA and HIP sources are
 built with `sdfgc.build`'s nvcc/hipcc line. An environment's link flags come
 from sdfgc's own table for the environments sdfgc names (OpenBLAS:
@@ -101,24 +102,14 @@ def _config(*keys, default=None):
     return default if value is None else value
 
 
-def _std_flag(args):
-    """`-std=c++NN` with NN the newest of 17, DaCe's `compiler.cpp_standard`
-    (2.x) and a `-std=` in its CPU args (1.x)."""
-    std = 17
-    wanted = [str(_config("compiler", "cpp_standard", default=""))]
-    wanted += [a.split("++", 1)[1] for a in args if a.startswith("-std=") and "++" in a]
-    for w in wanted:
-        w = w.strip()
-        if w.isdigit() and 11 <= int(w) < 90:  # 98/03 are older than 17
-            std = max(std, int(w))
-    return f"-std=c++{std}"
-
-
 def cpu_command_parts():
     """(compiler, flags before the source, flags after it) of a CPU build, from DaCe's configuration."""
     exe = _config("compiler", "cpu", "executable", default="") or default_compiler("cpp")
     args = shlex.split(_config("compiler", "cpu", "args", default=""))
-    std = _std_flag(args)
+    # sdfgc's translation unit is C++17 and includes no DaCe header: DaCe's
+    # `-std=` and `compiler.cpp_standard` (20 in DaCe 2.x) are for DaCe's own
+    # code; C++20's standard headers cost GCC about 3x the front-end time.
+    std = "-std=c++17"
     args = [a for a in args if not a.startswith("-std=")]
     build_type = _config("compiler", "build_type", default="Release")
     flags = [std, *args, *BUILD_TYPE_FLAGS.get(build_type, []), "-fopenmp", "-fPIC", "-shared"]
