@@ -27,8 +27,12 @@ Libraries are cached by content (`<cache>/dace-lib/<key>`, the cache of
 `default_cache_dir()`): the key is the source, the program name, the
 compiler (path and `--version`), flags, link flags and the host's CPU (for
 `-march=native`); a hit copies the library into the build folder without
-compiling, in any process and any build folder. The stub is compiled once
-per DaCe version and compiler and copied.
+compiling, in any process and any build folder. `sdfgc.dace` starts the
+compiler (`start_build`) as soon as sdfgc's code exists, while DaCe still
+prepares the SDFG and writes its folder; `configure_and_compile` then waits
+for that build. GCC reads the leading standard headers from a precompiled
+header cached per compiler and flags. The stub is compiled once per DaCe
+version and compiler and copied.
 """
 
 import functools
