@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
-"""Library build time per program: sdfgc + g++ (`sdfgc.build`) against
-DaCe's own route (`SDFG.compile()`: its code generator, then CMake
-configure + build), and DaCe's CMake build of sdfgc's code
-(`sdfgc.dace.enable()`). Medians over the NPBench fixtures (not in CI).
+"""Library build time per program: DaCe's own route (`SDFG.compile()`: its
+code generator, then CMake configure + build), `SDFG.compile()` through
+`sdfgc.dace.enable()` (sdfgc's code, compiled directly without CMake), and
+`sdfgc.build` (sdfgc + one compiler command). Medians (not in CI).
 
     build/venv-dace/bin/python scripts/bench-build-time.py [--limit N] [--filter SUBSTR]
+    build/venv-gt4py/bin/python scripts/bench-build-time.py --gt4py /work/shared/gt4py
 
-Needs DaCe (1.0.2 or 2.x) and the sdfgc package (installed, or
-PYTHONPATH=python with $SDFGC). Every build is cold: fresh cache and build
-folders. Prints one line per program and the medians.
+Default programs: the NPBench fixtures' `program.sdfg`; `--gt4py DIR`: every
+`cpu*.sdfg` under DIR (gt4py's own SDFGs, DaCe 2.x JSON). Needs DaCe (1.0.2
+or 2.x) and the sdfgc package (installed, or PYTHONPATH=python with $SDFGC).
+
+Columns (seconds of wall time): DaCe's `compile()` in a fresh build folder,
+of which its CMake configure + build (`configure_and_compile`); `enable()`
+with a cold library cache, split into sdfgc's generation (including DaCe's
+preparation of the SDFG object; the compiler starts at its end), the wait
+for the compiler in DaCe's compile step (what of the compile did not overlap
+DaCe's own work), and the rest (DaCe's deep copy, folder writing, hashing,
+stub copy); `enable()`
+again in a fresh build folder with the library cache warm (another process
+or build folder building the same program); `sdfgc.build` with no cache.
+The loader stub is compiled once before the first program (once per DaCe
+version, as in a session) and reported on its own.
 """
 import argparse
+import glob
 import os
 import statistics
 import sys
@@ -18,10 +32,11 @@ import tempfile
 import time
 
 import dace
-from dace.codegen import compiler
+from dace.codegen import codegen, compiler
 
 import sdfgc
 import sdfgc.dace
+from sdfgc import _dace_build
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,63 +47,102 @@ def timed(fn):
     return time.perf_counter() - t
 
 
+class Spent:
+    """Wraps a module function, summing the seconds spent in it."""
+
+    def __init__(self, module, attr):
+        self.module, self.attr, self.total = module, attr, 0.0
+        self.fn = getattr(module, attr)
+
+        def wrapper(*a, **k):
+            t = time.perf_counter()
+            try:
+                return self.fn(*a, **k)
+            finally:
+                self.total += time.perf_counter() - t
+
+        setattr(module, attr, wrapper)
+
+    def restore(self):
+        setattr(self.module, self.attr, self.fn)
+
+
+def programs(args):
+    if args.gt4py:
+        paths = sorted(glob.glob(os.path.join(args.gt4py, "**", "cpu*.sdfg"), recursive=True))
+        out = [(os.path.relpath(p, args.gt4py)[:-5], p) for p in paths]
+    else:
+        out = sorted((c, os.path.join(args.fixtures, c, "program.sdfg")) for c in os.listdir(args.fixtures)
+                     if os.path.exists(os.path.join(args.fixtures, c, "program.sdfg")))
+    return [(n, p) for n, p in out if args.filter in n][: args.limit]
+
+
+def fresh(sdfg_path, folder, suffix):
+    sdfg = dace.SDFG.from_file(sdfg_path)
+    sdfg.name = sdfg.name + suffix  # a name no loaded library has
+    dace.Config.set("default_build_folder", value=folder)
+    return sdfg
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixtures", default=os.path.join(REPO, "fixtures", "npbench"))
-    ap.add_argument("--limit", type=int, default=12)
+    ap.add_argument("--gt4py", default="", help="a folder of gt4py SDFGs (cpu*.sdfg)")
+    ap.add_argument("--limit", type=int, default=40)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--no-dace", action="store_true", help="skip DaCe's own route")
     args = ap.parse_args()
-    cases = sorted(c for c in os.listdir(args.fixtures)
-                   if args.filter in c and os.path.exists(os.path.join(args.fixtures, c, "program.sdfg")))
-    cases = cases[: args.limit]
+    cases = programs(args)
+    dace.Config.set("compiler", "use_cache", value=False)
+    root = tempfile.mkdtemp(prefix="bench-build-")
+    os.environ["SDFGC_CACHE_DIR"] = os.path.join(root, "cache")
+    t_stub = timed(lambda: _dace_build.stub(os.path.join(root, "stub"), "warmup"))
+    print(f"DaCe {dace.__version__}; loader stub compiled once: {t_stub:.2f} s")
+    head = ["DaCe", "(CMake)", "enable", "(sdfgc)", "(wait)", "(rest)", "warm", "build"]
+    print(f"{'program':44} " + " ".join(f"{h:>8}" for h in head) + "  (seconds)", flush=True)
     rows = []
-    # g++ with DaCe's own CPU flags too (-O3 -march=native ...), for a like-for-like compile
-    dace_flags = ["-std=c++17", "-shared", *dace.Config.get("compiler", "cpu", "args").split()]
-    print(f"{'program':24} {'sdfgc+g++':>10} {'(DaCe flags)':>12} {'DaCe compile':>13} {'DaCe CMake':>11} "
-          f"{'sdfgc+CMake':>12}  (seconds)")
-    for case in cases:
-        path = os.path.join(args.fixtures, case, "program.sdfg")
-        with tempfile.TemporaryDirectory() as tmp:
-            t_sdfgc = timed(lambda: sdfgc.build(path, build_dir=os.path.join(tmp, "c"), cache=False))
-            t_flags = timed(lambda: sdfgc.build(path, build_dir=os.path.join(tmp, "f"), cache=False, flags=dace_flags))
-            dace.Config.set("default_build_folder", value=os.path.join(tmp, "dace"))
-            cmake_times = []
-            original = compiler.configure_and_compile
-
-            def configure_and_compile(*a, **k):
-                t = time.perf_counter()
+    for i, (name, path) in enumerate(cases):
+        work = os.path.join(root, str(i))
+        try:
+            t_dace = t_cmake = float("nan")
+            if not args.no_dace:
+                cmake = Spent(compiler, "configure_and_compile")
                 try:
-                    return original(*a, **k)
+                    sdfg = fresh(path, os.path.join(work, "dace"), f"_d{i}")
+                    t_dace = timed(lambda: sdfg.compile(return_program_handle=False))
                 finally:
-                    cmake_times.append(time.perf_counter() - t)
-
-            compiler.configure_and_compile = configure_and_compile
+                    cmake.restore()
+                t_cmake = cmake.total
+            sdfgc.dace.enable()
+            gen = Spent(codegen, "generate_code")
             try:
-                sdfg = dace.SDFG.from_file(path)
-                t_dace = timed(lambda: sdfg.compile(return_program_handle=False))
-                sdfgc.dace.enable()
-                try:
-                    sdfg2 = dace.SDFG.from_file(path)
-                    sdfg2.name = sdfg2.name + "_sdfgc"
-                    t_hook = timed(lambda: sdfg2.compile(return_program_handle=False))
-                finally:
-                    sdfgc.dace.disable()
-            except Exception as e:  # DaCe (or sdfgc) cannot build this one: say so, go on
-                print(f"{case:24} skipped: {type(e).__name__}: {str(e).splitlines()[0][:80]}")
-                continue
+                # a name of its own: two variants of one program may give one source (a cache hit)
+                sdfg = fresh(path, os.path.join(work, "cold"), f"_s{i}")
+                t_cold = timed(lambda: sdfg.compile(return_program_handle=False))
+                step = _dace_build.timings[-1]
+                assert not step["hit"], step
+                t_gen, t_cc = gen.total, step["compile"]
+                sdfg = fresh(path, os.path.join(work, "warm"), f"_s{i}")
+                t_warm = timed(lambda: sdfg.compile(return_program_handle=False))
+                assert _dace_build.timings[-1]["hit"], _dace_build.timings[-1]
             finally:
-                compiler.configure_and_compile = original
-        row = (case, t_sdfgc, t_flags, t_dace, cmake_times[0], t_hook)
-        rows.append(row)
-        print(f"{case:24} {t_sdfgc:10.2f} {t_flags:12.2f} {t_dace:13.2f} {cmake_times[0]:11.2f} {t_hook:12.2f}",
-              flush=True)
+                gen.restore()
+                sdfgc.dace.disable()
+            assert not glob.glob(os.path.join(work, "cold", "**", "CMakeCache.txt"), recursive=True)
+            t_build = timed(lambda: sdfgc.build(path, build_dir=os.path.join(work, "b"), cache=False))
+        except Exception as e:  # DaCe (or sdfgc) cannot build this one: say so, go on
+            print(f"{name:44} skipped: {type(e).__name__}: {str(e).splitlines()[0][:80]}", flush=True)
+            continue
+        row = (t_dace, t_cmake, t_cold, t_gen, t_cc, t_cold - t_gen - t_cc, t_warm, t_build)
+        rows.append((name, row))
+        print(f"{name:44} " + " ".join(f"{v:8.2f}" for v in row), flush=True)
     if not rows:
         sys.exit("no program built")
-    med = [statistics.median(r[i] for r in rows) for i in range(1, 6)]
-    print(f"{'median (' + str(len(rows)) + ')':24} {med[0]:10.2f} {med[1]:12.2f} {med[2]:13.2f} {med[3]:11.2f} "
-          f"{med[4]:12.2f}")
-    print(f"sdfgc+g++ / DaCe compile: {med[0] / med[2]:.2f} (DaCe flags: {med[1] / med[2]:.2f}); "
-          f"sdfgc+g++ / DaCe CMake alone: {med[0] / med[3]:.2f} (DaCe flags: {med[1] / med[3]:.2f})")
+    med = [statistics.median(r[j] for _, r in rows) for j in range(len(head))]
+    print(f"{'median (' + str(len(rows)) + ')':44} " + " ".join(f"{v:8.2f}" for v in med))
+    if not args.no_dace:
+        print(f"enable() / DaCe compile(): {med[2] / med[0]:.3f} cold, {med[6] / med[0]:.3f} warm cache; "
+              f"sdfgc.build / DaCe compile(): {med[7] / med[0]:.3f}")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,15 @@
     sdfgc.dace.disable()
     csdfg = sdfgc.dace.load(sdfg)        # DaCe's CompiledSDFG of sdfgc.build()'s library
 
-With `enable()`, DaCe still writes the build folder, runs its CMake build
-and loads the library with its own `CompiledSDFG` (so its cache,
-`compiler.use_cache`, the folder layout and the loader stub behave as
-always); only the code it compiles is sdfgc's. `load()` skips DaCe's CMake
-build: `sdfgc.build` (sdfgc, then g++/nvcc/hipcc, cached) and DaCe's
+With `enable()`, DaCe writes its build folder as always and sdfgc builds
+it without CMake: DaCe's compile step (`compiler.configure_and_compile`)
+runs the compiler once on sdfgc's translation unit with DaCe's configured
+flags and leaves the library where `compiler.get_binary_name` says, the
+loader stub next to it and the sources in `src/` (`_dace_build`), so DaCe's
+cache, `compiler.use_cache`, the folder layouts and `CompiledSDFG` behave as
+always. Libraries are cached by content across processes and build folders;
+the compiler starts as soon as sdfgc's code exists. `load()` skips DaCe's
+folder too: `sdfgc.build` (sdfgc, then g++/nvcc/hipcc, cached) and DaCe's
 `CompiledSDFG` on the result. A refused SDFG raises `sdfgc.SdfgcError` with
 sdfgc's message: there is no silent fallback to DaCe's generator
 (`fallback=True` falls back explicitly and logs every fallback). Every
@@ -20,21 +24,20 @@ parameter lists it states must be the ones `CompiledSDFG` passes
 
 import copy
 import ctypes
-import hashlib
 import json
 import logging
 import os
-import shutil
 import subprocess
 import tempfile
 
-from . import SdfgcError, binary
-from ._build import build, default_cache_dir, offload_args
+from . import SdfgcError, _dace_build, binary
+from ._build import build, offload_args
 from ._workspace import Workspace
 
 log = logging.getLogger("sdfgc.dace")
 
 _original = None
+_original_compile = None  # DaCe's compiler.configure_and_compile (its CMake build)
 _original_init = None
 _original_initialize = None
 _options = {}
@@ -104,6 +107,15 @@ _BLAS_ENVIRONMENTS = {
 }
 
 
+def _save_compact(sdfg, path):
+    """The SDFG's JSON for sdfgc: `SDFG.save` without its hash and
+    indentation (each costs about as much as a second serialization)."""
+    from dace import serialize
+
+    with open(path, "w") as fh:
+        json.dump(sdfg.to_json(), fh, default=serialize.to_json)
+
+
 def _generate_code(sdfg, validate=True):
     """Replacement of `dace.codegen.codegen.generate_code`: sdfgc's files as
     DaCe code objects (the translation unit, its header and a sample main)."""
@@ -115,7 +127,7 @@ def _generate_code(sdfg, validate=True):
     target = _options.get("target", "cpp")
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")
-        sdfg.save(path)
+        _save_compact(sdfg, path)
         keep = os.environ.get("SDFGC_DACE_KEEP")
         if keep:  # a copy of every SDFG handed to sdfgc, for debugging
             os.makedirs(keep, exist_ok=True)
@@ -129,11 +141,6 @@ def _generate_code(sdfg, validate=True):
                 return _original(sdfg, validate=validate)
             _log(f"refused {sdfg.name}: {message}")
             raise SdfgcError(message)
-        # DaCe's own generator expands library nodes on this very object,
-        # and CompiledSDFG later takes its arglist() from it: do the same
-        # (after saving: sdfgc expands the nodes itself), so the argument
-        # list DaCe passes is the one DaCe's own library would take.
-        _prepare_like_dace(sdfg)
         ext = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}[target]
         with open(os.path.join(tmp, f"{sdfg.name}.{ext}")) as fh:
             code = fh.read()
@@ -152,12 +159,31 @@ def _generate_code(sdfg, validate=True):
     else:
         from dace.codegen.targets import cuda
         obj = CodeObject(sdfg.name, code, "cu", cuda.CUDACodeGen, "CUDA", environments=envs, sdfg=sdfg)
+    # The compiler starts on the code DaCe is about to write, while DaCe
+    # prepares the SDFG and writes its program folder; DaCe's compile step
+    # (`_configure_and_compile`) then waits for it.
+    _dace_build.start_build(obj.clean_code.encode(), target, sdfg.name, envs)
+    # DaCe's own generator expands library nodes on this very object,
+    # and CompiledSDFG later takes its arglist() from it: do the same
+    # (after saving: sdfgc expands the nodes itself), so the argument
+    # list DaCe passes is the one DaCe's own library would take.
+    _prepare_like_dace(sdfg)
     head = CodeObject(sdfg.name, header, "h", cpu.CPUCodeGen, "CallHeader", target_type="../../include",
                       linkable=False)
     # DaCe writes (and in its production folder mode deletes) a sample main.
     main = CodeObject(sdfg.name + "_main", sample, "cpp", cpu.CPUCodeGen, "SampleMain",
                       target_type="../../sample", linkable=False)
     return [obj, head, main]
+
+
+def _configure_and_compile(program_folder, program_name=None, output_stream=None, **kwargs):
+    """Replacement of `dace.codegen.compiler.configure_and_compile`: sdfgc's
+    translation unit is compiled directly, without CMake (`_dace_build`);
+    DaCe's own code (an explicit fallback) goes to DaCe's CMake build."""
+    if _dace_build.sdfgc_source(os.path.abspath(program_folder), program_name or
+                                os.path.basename(os.path.abspath(program_folder))) is None:
+        _log(f"cmake {program_name}: not sdfgc's code, DaCe's CMake build")
+    return _dace_build.configure_and_compile(_original_compile, program_folder, program_name, output_stream, **kwargs)
 
 
 def _sdfg_external_storages(sdfg):
@@ -214,8 +240,8 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
     DaCe's cache is untouched: with `compiler.use_cache` (or an unchanged
     SDFG in an existing build folder) DaCe reuses the library in its build
     folder, whichever generator built it."""
-    global _original, _original_init, _original_initialize
-    from dace.codegen import codegen
+    global _original, _original_compile, _original_init, _original_initialize
+    from dace.codegen import codegen, compiler
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
     _options.clear()
@@ -226,6 +252,9 @@ def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False
     if _original is None:
         _original = codegen.generate_code
         codegen.generate_code = _generate_code
+    if _original_compile is None:
+        _original_compile = compiler.configure_and_compile
+        compiler.configure_and_compile = _configure_and_compile
     if _original_init is None:
         _original_init = CompiledSDFG.__init__
 
@@ -252,12 +281,17 @@ def disable():
     """Restores DaCe's own code generator. The load-time wrappers stay: a
     library sdfgc built before still gets its ABI check and, on its first
     call, its workspace (they do nothing for DaCe's own libraries)."""
-    global _original
+    global _original, _original_compile
     if _original is not None:
         from dace.codegen import codegen
 
         codegen.generate_code = _original
         _original = None
+    if _original_compile is not None:
+        from dace.codegen import compiler
+
+        compiler.configure_and_compile = _original_compile
+        _original_compile = None
 
 
 def enabled() -> bool:
@@ -276,31 +310,8 @@ def enable_from_environment():
 
 
 def _stub(folder, name, compiler=None):
-    """DaCe's loader stub (`libdacestub_<name>.so` next to the library, as
-    DaCe's CMake build leaves it), compiled once per DaCe version from
-    DaCe's own `dacestub.cpp`."""
-    import dace.codegen.tools as tools
-
-    want = os.path.join(folder, f"libdacestub_{name}.so")
-    if os.path.exists(want):
-        return want
-    src = os.path.join(os.path.dirname(tools.__file__), "dacestub.cpp")
-    cxx = compiler or os.environ.get("CXX") or "g++"
-    with open(src, "rb") as fh:
-        digest = hashlib.sha256(fh.read() + cxx.encode()).hexdigest()[:16]
-    cached = os.path.join(default_cache_dir(), f"dacestub-{digest}.so")
-    if not os.path.exists(cached):
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        tmp = cached + f".{os.getpid()}.tmp"
-        r = subprocess.run([*cxx.split(), "-std=c++14", "-O2", "-fPIC", "-shared", "-fopenmp", "-pthread", src, "-o", tmp, "-ldl"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SdfgcError(f"building DaCe's loader stub failed:\n{r.stderr.strip()}")
-        os.replace(tmp, cached)
-    tmp = want + f".{os.getpid()}.tmp"
-    shutil.copyfile(cached, tmp)
-    os.replace(tmp, want)
-    return want
+    """DaCe's loader stub next to a library (see `_dace_build.stub`)."""
+    return _dace_build.stub(folder, name, compiler)
 
 
 def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=None, flags=None, extra_flags=(),

@@ -1,5 +1,6 @@
 """sdfgc.dace: DaCe's SDFG.compile() generating through sdfgc (DaCe 1.0.2 or 2.x)."""
 import ctypes
+import json
 import os
 
 import numpy as np
@@ -171,7 +172,162 @@ def test_library_node_arguments_match_daces(build_folder):
 
 
 def test_blas_calls_link_through_daces_own_environment(build_folder):
-    # `--blas openblas` code calls cblas_*: DaCe's CMake build must link
+    # `--blas openblas` code calls cblas_*: the build must link
     # OpenBLAS (its own environment), or the library would not load.
     sdfgc.dace.enable(blas="openblas")
     assert "cblas_dgemv" in compile_and_check_gemv("hook_blas_gemv")
+
+
+@pytest.fixture
+def no_cmake(tmp_path, monkeypatch):
+    """A `cmake` on PATH that fails when called, and a fresh library cache."""
+    bin_dir = tmp_path / "failing-bin"
+    bin_dir.mkdir()
+    (bin_dir / "cmake").write_text("#!/bin/sh\necho 'cmake must not run' >&2\nexit 1\n")
+    (bin_dir / "cmake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SDFGC_CACHE_DIR", str(tmp_path / "sdfgc-cache"))
+    return tmp_path
+
+
+def library_path(sdfg):
+    from dace.codegen import compiler
+
+    try:
+        return str(compiler.get_binary_name(sdfg.build_folder, sdfg.name))
+    except TypeError:  # DaCe 2.x names the parameter sdfg_name
+        return str(compiler.get_binary_name(object_folder=sdfg.build_folder, sdfg_name=sdfg.name))
+
+
+def test_enable_builds_without_cmake(build_folder, no_cmake):
+    sdfgc.dace.enable()
+    sdfg = axpy_sdfg("hook_nocmake")
+    lib = sdfg.compile()
+    x, y = np.arange(7.0), np.ones(7)
+    lib(a=2.0, x=x, y=y, N=7)
+    assert np.allclose(y, 2 * np.arange(7.0) + 1)
+    assert sdfgc.dace.check_abi(lib) is True
+    folder = sdfg.build_folder
+    found = [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]
+    assert not [f for f in found if os.path.basename(f) in ("CMakeCache.txt", "cmake_configure.sh")], found
+    # what DaCe's loader and cache look for: the library at get_binary_name's
+    # path, the loader stub next to it, the sources where DaCe keeps them
+    assert os.path.isfile(library_path(sdfg))
+    assert os.path.isfile(os.path.join(os.path.dirname(library_path(sdfg)), "libdacestub_hook_nocmake.so"))
+    assert os.path.isfile(os.path.join(folder, "src", "cpu", "hook_nocmake.cpp"))
+
+
+def test_use_cache_reuses_the_library_in_the_build_folder(build_folder, no_cmake):
+    sdfgc.dace.enable()
+    first = axpy_sdfg("hook_use_cache")
+    first.compile(return_program_handle=False)
+    path = library_path(first)
+    stamp = os.stat(path).st_mtime_ns
+    dace.Config.set("compiler", "use_cache", value=True)
+    try:
+        again = axpy_sdfg("hook_use_cache")
+        lib = again.compile()
+    finally:
+        dace.Config.set("compiler", "use_cache", value=False)
+    assert os.stat(path).st_mtime_ns == stamp  # nothing rebuilt or rewritten
+    assert build_folder.read_text().count("compiled hook_use_cache") == 1  # sdfgc ran once
+    x, y = np.arange(4.0), np.zeros(4)
+    lib(a=1.0, x=x, y=y, N=4)
+    assert np.allclose(y, np.arange(4.0))
+
+
+def test_library_cache_is_shared_by_processes_and_build_folders(tmp_path, no_cmake):
+    # Two processes, two build folders, one sdfgc cache: the second copies
+    # the first one's library instead of compiling.
+    import subprocess
+    import sys
+
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import sys, numpy as np, dace, sdfgc.dace\n"
+        "from sdfgc import _dace_build\n"
+        "dace.Config.set('default_build_folder', value=sys.argv[1])\n"
+        "sdfgc.dace.enable()\n"
+        "N = dace.symbol('N')\n"
+        "@dace.program\n"
+        "def p(x: dace.float64[N]):\n"
+        "    x[:] = x * 2\n"
+        "s = p.to_sdfg(); s.name = 'hook_two_procs'\n"
+        "x = np.ones(3); s.compile()(x=x, N=3); assert (x == 2).all()\n"
+        "print('hit' if _dace_build.timings[-1]['hit'] else 'built')\n")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    if os.path.dirname(os.path.dirname(os.path.abspath(sdfgc.__file__))) == here:
+        env["PYTHONPATH"] = here
+    runs = [subprocess.run([sys.executable, str(script), str(tmp_path / f"folder{i}")], env=env, cwd=tmp_path,
+                           capture_output=True, text=True) for i in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr[-2000:] for r in runs]
+    assert [r.stdout.split()[-1] for r in runs] == ["built", "hit"]
+
+
+def test_environment_link_flags_without_cmake(build_folder, no_cmake):
+    # `--blas openblas`: the library links OpenBLAS (sdfgc's table for
+    # DaCe's OpenBLAS environment) with no CMake to find it.
+    sdfgc.dace.enable(blas="openblas")
+    assert "cblas_dgemv" in compile_and_check_gemv("hook_blas_nocmake")
+    cache = os.path.join(os.environ["SDFGC_CACHE_DIR"], "dace-lib")
+    commands = []
+    for entry in os.listdir(cache):
+        with open(os.path.join(cache, entry, "library.json")) as fh:
+            commands.append(json.load(fh)["command"])
+    assert len(commands) == 1 and "-lopenblas" in commands[0], commands
+
+
+def test_flags_of_an_environment_class(no_cmake):
+    from sdfgc import _dace_build
+
+    @dace.library.environment
+    class SdfgcTestEnv:
+        cmake_minimum_version = None
+        cmake_packages = []
+        cmake_variables = {}
+        cmake_includes = ["/opt/sdfgc-test/include"]
+        cmake_libraries = ["m", "/opt/sdfgc-test/lib/libx.so"]
+        cmake_compile_flags = ["-DSDFGC_TEST_ENV=1"]
+        cmake_link_flags = ["-Wl,--as-needed", "${SOME_CMAKE_VAR}"]
+        cmake_files = []
+        headers = []
+        state_fields = []
+        init_code = ""
+        finalize_code = ""
+        dependencies = []
+
+    @dace.library.environment
+    class SdfgcPackageEnv:
+        cmake_minimum_version = None
+        cmake_packages = ["SomePackage"]
+        cmake_variables = {}
+        cmake_includes = []
+        cmake_libraries = []
+        cmake_compile_flags = []
+        cmake_link_flags = []
+        cmake_files = []
+        headers = []
+        state_fields = []
+        init_code = ""
+        finalize_code = ""
+        dependencies = []
+
+    name = SdfgcTestEnv.full_class_path()
+    cflags, lflags = _dace_build.environment_flags({name, "dace.libraries.blas.environments.openblas.OpenBLAS"})
+    assert cflags == ["-I/opt/sdfgc-test/include", "-DSDFGC_TEST_ENV=1"]
+    assert lflags == ["-lopenblas", "-lm", "/opt/sdfgc-test/lib/libx.so", "-Wl,--as-needed"]
+    with pytest.raises(sdfgc.SdfgcError, match="SdfgcPackageEnv.*SomePackage"):
+        _dace_build.environment_flags({SdfgcPackageEnv.full_class_path()})
+
+
+def test_refused_sdfg_raises_without_cmake(no_cmake):
+    sdfgc.dace.enable()
+    sdfg = dace.SDFG("hook_refused_nocmake")
+    sdfg.add_array("a", [4], dace.float64)
+    st = sdfg.add_state()
+    t = st.add_tasklet("t", {}, {"o"}, "o = 1", language=dace.Language.CPP)
+    t.environments = {"dace.libraries.blas.environments.cublas.cuBLAS"}
+    st.add_edge(t, "o", st.add_write("a"), None, dace.Memlet("a[0]"))
+    with pytest.raises(sdfgc.SdfgcError, match="library environment 'cuBLAS'"):
+        sdfg.compile()

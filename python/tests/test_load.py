@@ -109,3 +109,63 @@ def test_load_with_blas_calls_and_links_openblas(isolated):
     assert np.allclose(C, A @ B)
     with pytest.raises(ValueError, match="blas must be one of"):
         sdfgc.build(os.path.join(isolated, "nothing.sdfg"), blas="mkl")
+
+
+def _folder_modes():
+    try:  # DaCe 2.x: "development" (build/ with sources) or "production" (gt4py's: the library on top)
+        dace.Config.get("compiler", "build_folder_mode")
+        return ["development", "production"]
+    except KeyError:
+        return [None]  # DaCe 1.x: one layout
+
+
+@pytest.mark.parametrize("folder_mode", _folder_modes())
+def test_enable_builds_without_cmake_as_gt4py_compiles(isolated, monkeypatch, folder_mode):
+    # gt4py: compile(return_program_handle=False) in its build folder, then
+    # get_program_handle on get_binary_name's path; later sessions hit
+    # compiler.use_cache. A `cmake` that fails must change nothing.
+    from dace.codegen import compiler
+
+    bin_dir = isolated / "failing-bin"
+    bin_dir.mkdir()
+    (bin_dir / "cmake").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "cmake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    saved = {k: dace.Config.get("compiler", k) for k in ("use_cache", *(["build_folder_mode"] if folder_mode else []))}
+    try:
+        if folder_mode:
+            dace.Config.set("compiler", "build_folder_mode", value=folder_mode)
+        sdfgc.dace.enable()
+        name = f"enable_gt4py_{folder_mode or 'dace1'}"
+        sdfg = chain_sdfg(name)
+        sdfg.build_folder = str(isolated / "gt4py-build" / name)
+        sdfg.compile(validate=False, return_program_handle=False)
+        folder = sdfg.build_folder
+        if folder_mode:
+            lib = compiler.get_binary_name(object_folder=folder, sdfg_name=name)
+        else:
+            lib = compiler.get_binary_name(folder, name)
+        assert os.path.isfile(lib)
+        assert os.path.isfile(os.path.join(os.path.dirname(lib), f"libdacestub_{name}.so"))
+        files = [f for _, _, fs in os.walk(folder) for f in fs]
+        assert "CMakeCache.txt" not in files and "cmake_configure.sh" not in files
+        if folder_mode == "production":
+            assert os.path.dirname(str(lib)) == str(folder)
+            assert not any(os.path.exists(os.path.join(folder, d)) for d in ("src", "build", "dace_files.csv"))
+        elif folder_mode == "development":
+            assert os.path.isfile(os.path.join(folder, "src", "cpu", f"{name}.cpp"))
+        csdfg = compiler.get_program_handle(lib, sdfg)
+        x, y = np.arange(5.0), np.ones(5)
+        csdfg(a=2.0, x=x, y=y, N=5)
+        assert np.allclose(y, 2 * np.arange(5.0) + 1)
+        assert sdfgc.dace.check_abi(csdfg)
+        stamp = os.stat(lib).st_mtime_ns
+        dace.Config.set("compiler", "use_cache", value=True)
+        again = chain_sdfg(name)
+        again.build_folder = folder
+        again.compile(validate=False, return_program_handle=False)
+        assert os.stat(lib).st_mtime_ns == stamp
+        assert (isolated / "sdfgc.log").read_text().count(f"compiled {name}") == 1
+    finally:
+        for k, v in saved.items():
+            dace.Config.set("compiler", k, value=v)

@@ -1,0 +1,428 @@
+"""DaCe's compile step without CMake, for the translation units sdfgc wrote.
+
+`configure_and_compile` replaces `dace.codegen.compiler.configure_and_compile`
+while `sdfgc.dace.enable()` is on. For a program folder whose one linkable
+source is sdfgc's (it defines `__sdfgc_signature_<name>`), it runs the
+compiler once on that source (compile and link in one command) and leaves
+what DaCe's loader and caches look for: the library at the path
+`compiler.get_binary_name` gives, the loader stub `libdacestub_<name>.so`
+next to it, and the sources where `generate_program_folder` wrote them
+(DaCe 2.x "production" folders are cleaned as DaCe cleans them). CMake is
+not run. Any other folder (DaCe's own code, through `fallback=True`) goes to
+DaCe's CMake build.
+
+The flags are DaCe's configuration, as its CMake build would use them:
+`compiler.cpu.executable` (else `$CXX`, else g++), `-std=c++17` (sdfgc's
+language; DaCe's own `-std` and `cpp_standard` are dropped),
+`compiler.cpu.args`, the flags CMake adds for `compiler.build_type`,
+`-fopenmp -fPIC -shared`, `compiler.linker.args`. CUDA and HIP sources are
+built with `sdfgc.build`'s nvcc/hipcc line. An environment's link flags come
+from sdfgc's own table for the environments sdfgc names (OpenBLAS:
+`-lopenblas`, cuBLAS: `-lcublas`), else from the environment class
+(`cmake_libraries`, `cmake_link_flags`, `cmake_compile_flags`,
+`cmake_includes`); an environment that needs a CMake package to be found is
+refused by name.
+
+Libraries are cached by content (`<cache>/dace-lib/<key>`, the cache of
+`default_cache_dir()`): the key is the source, the program name, the
+compiler (path and `--version`), flags, link flags and the host's CPU (for
+`-march=native`); a hit copies the library into the build folder without
+compiling, in any process and any build folder. `sdfgc.dace` starts the
+compiler (`start_build`) as soon as sdfgc's code exists, while DaCe still
+prepares the SDFG and writes its folder; `configure_and_compile` then waits
+for that build. GCC reads the leading standard headers from a precompiled
+header cached per compiler and flags. The stub is compiled once per DaCe
+version and compiler and copied.
+"""
+
+import functools
+import hashlib
+import json
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+from ._binary import SdfgcError
+from ._build import _EXT, BLAS_LIBS, CompilerError, default_cache_dir, default_compiler, default_flags
+
+_SIGNATURE = "__sdfgc_signature_"
+# Bumped when what this module builds from the same inputs changes.
+_BUILDER = "sdfgc-dace-build-1"
+
+# The environments sdfgc's code objects name (see dace.py), and what they link.
+KNOWN_ENVIRONMENTS = {
+    "dace.libraries.blas.environments.openblas.OpenBLAS": BLAS_LIBS["openblas"],
+    "dace.libraries.blas.environments.cublas.cuBLAS": BLAS_LIBS["cublas"],
+}
+
+# CMake's CMAKE_CXX_FLAGS_<BUILD_TYPE> for GCC and Clang (appended after CMAKE_CXX_FLAGS).
+BUILD_TYPE_FLAGS = {
+    "Debug": ["-g"],
+    "Release": ["-O3", "-DNDEBUG"],
+    "RelWithDebInfo": ["-O2", "-g", "-DNDEBUG"],
+    "MinSizeRel": ["-Os", "-DNDEBUG"],
+}
+
+# Seconds spent in each step of the last builds (for scripts/bench-build-time.py).
+timings = []
+
+
+def sdfgc_source(program_folder, program_name):
+    """(path, target) of sdfgc's translation unit in a DaCe program folder,
+    or None when the folder's linkable source is not one sdfgc wrote."""
+    try:
+        with open(os.path.join(program_folder, "dace_files.csv")) as fh:
+            rows = [line.strip().split(",") for line in fh if line.strip()]
+    except OSError:
+        return None
+    if len(rows) != 1 or len(rows[0]) != 3:
+        return None
+    target_name, target_type, file_name = rows[0]
+    path = os.path.join(program_folder, "src", target_name, target_type, file_name)
+    try:
+        with open(path) as fh:
+            code = fh.read()
+    except OSError:
+        return None
+    if f"{_SIGNATURE}{program_name}(" not in code and f"{_SIGNATURE}{program_name} " not in code:
+        return None
+    if file_name.endswith(".cpp"):
+        return path, "cpp"
+    return path, ("hip" if "hip/hip_runtime.h" in code else "cuda")
+
+
+def _config(*keys, default=None):
+    from dace.config import Config
+
+    try:
+        value = Config.get(*keys)
+    except (KeyError, TypeError):
+        return default
+    return default if value is None else value
+
+
+def cpu_command_parts():
+    """(compiler, flags before the source, flags after it) of a CPU build, from DaCe's configuration."""
+    exe = _config("compiler", "cpu", "executable", default="") or default_compiler("cpp")
+    args = shlex.split(_config("compiler", "cpu", "args", default=""))
+    # sdfgc's translation unit is C++17 and includes no DaCe header: DaCe's
+    # `-std=` and `compiler.cpp_standard` (20 in DaCe 2.x) are for DaCe's own
+    # code; C++20's standard headers cost GCC about 3x the front-end time.
+    std = "-std=c++17"
+    args = [a for a in args if not a.startswith("-std=")]
+    build_type = _config("compiler", "build_type", default="Release")
+    flags = [std, *args, *BUILD_TYPE_FLAGS.get(build_type, []), "-fopenmp", "-fPIC", "-shared"]
+    link = shlex.split(_config("compiler", "linker", "args", default="") or "")
+    return exe, flags, link
+
+
+def environment_flags(names):
+    """(compile flags, link flags) of DaCe environments (dotted class names)."""
+    compile_flags, link_flags = [], []
+    unknown = sorted(n for n in names if n and n not in KNOWN_ENVIRONMENTS)
+    for n in sorted(names):
+        for flag in KNOWN_ENVIRONMENTS.get(n, ()):
+            if flag not in link_flags:
+                link_flags.append(flag)
+    if not unknown:
+        return compile_flags, link_flags
+    import dace.library
+    from dace.codegen.compiler import _get_or_eval
+
+    for env in dace.library.get_environments_and_dependencies(set(unknown)):
+        name = env.full_class_path() if hasattr(env, "full_class_path") else f"{env.__module__}.{env.__name__}"
+        if name in KNOWN_ENVIRONMENTS:
+            continue
+        libs = [str(x) for x in _get_or_eval(env.cmake_libraries)]
+        cflags = [str(x) for x in _get_or_eval(env.cmake_compile_flags)]
+        lflags = [str(x) for x in _get_or_eval(env.cmake_link_flags)]
+        packages = list(_get_or_eval(env.cmake_packages))
+        if packages and not libs:
+            raise SdfgcError(f"environment '{env.__name__}' ({name}) needs the CMake package(s) {packages} "
+                             f"to find its libraries; sdfgc's build without CMake cannot link it")
+        for inc in _get_or_eval(env.cmake_includes):
+            compile_flags.append(f"-I{inc}")
+        for f in cflags:
+            if "${" not in f:
+                compile_flags += shlex.split(f)
+        for lib in libs:
+            if "${" in lib:
+                continue
+            link_flags.append(lib if lib.startswith("-") or os.path.isabs(lib) else f"-l{lib}")
+        for f in lflags:
+            if "${" not in f:
+                link_flags += shlex.split(f)
+    return compile_flags, link_flags
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(exe):
+    path = shutil.which(exe.split()[0]) or exe
+    try:
+        r = subprocess.run([*exe.split(), "--version"], capture_output=True, text=True)
+        version = r.stdout.strip()
+    except OSError as e:
+        raise CompilerError(f"compiler {exe!r} cannot be run: {e}")
+    return f"{os.path.realpath(path)}\n{version}"
+
+
+@functools.lru_cache(maxsize=1)
+def _host_identity():
+    """The CPU `-march=native` resolves to (a cache folder may be shared across hosts)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return "".join([ln for ln in fh if ln.startswith(("model name", "flags", "Features"))][:2])
+    except OSError:
+        import platform
+
+        return platform.machine()
+
+
+def leading_system_includes(code: bytes):
+    """The `#include <...>` lines a translation unit starts with (after its
+    comment lines), as written; nothing is defined before them."""
+    out = []
+    for line in code.decode(errors="replace").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if stripped.startswith("#include <") and stripped.endswith(">"):
+            out.append(stripped)
+            continue
+        break
+    return out
+
+
+def precompiled_header(cc, flags, code):
+    """Flags that make GCC take the translation unit's leading standard
+    headers from a precompiled header built once with the same compiler and
+    flags (cached; its front end is then about a quarter of the whole
+    compile). The source still includes the headers (their include guards
+    make the second inclusion empty), so a precompiled header that GCC
+    rejects only costs time. Empty for other compilers."""
+    includes = leading_system_includes(code)
+    if not includes or "Free Software Foundation" not in _compiler_identity(cc) or "clang" in cc:
+        return []
+    pch_flags = [f for f in flags if f != "-shared"]
+    key = hashlib.sha256(json.dumps({"builder": _BUILDER, "cc": _compiler_identity(cc), "flags": pch_flags,
+                                     "includes": includes, "host": _host_identity()}).encode())
+    root = os.path.join(default_cache_dir(), "dace-pch")
+    final = os.path.join(root, key.hexdigest()[:24])
+    header = os.path.join(final, "sdfgc_std.h")
+    if not os.path.exists(header + ".gch"):
+        os.makedirs(root, exist_ok=True)
+        work = tempfile.mkdtemp(prefix=".pch-", dir=root)
+        try:
+            with open(os.path.join(work, "sdfgc_std.h"), "w") as fh:
+                fh.write("\n".join(includes) + "\n")
+            r = subprocess.run([*cc.split(), *pch_flags, "-x", "c++-header", "sdfgc_std.h", "-o", "sdfgc_std.h.gch"],
+                               cwd=work, capture_output=True, text=True)
+            if r.returncode != 0:  # no precompiled header: the plain build still works
+                return []
+            try:
+                os.rename(work, final)
+            except OSError:  # a concurrent build won
+                pass
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    if not os.path.exists(header + ".gch"):
+        return []
+    return ["-include", header]
+
+
+def _copy_atomically(src, dst):
+    tmp = f"{dst}.{os.getpid()}.tmp"
+    shutil.copyfile(src, tmp)
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, dst)
+
+
+class _Build:
+    """One library build: its cache entry, and the compiler process while it runs."""
+
+    def __init__(self, code, target, name, environments):
+        env_compile, env_link = environment_flags(environments)
+        if target == "cpp":
+            cc, flags, link = cpu_command_parts()
+        else:
+            cc, flags, link = default_compiler(target), default_flags(target), []
+        libs = list(env_link)
+        if b"\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
+            libs.append("-lcublas")
+        flags = [*flags, *env_compile]
+        key = hashlib.sha256(code)
+        key.update(json.dumps({"builder": _BUILDER, "name": name, "target": target, "cc": _compiler_identity(cc),
+                               "flags": flags, "link": [*link, *libs], "host": _host_identity()}).encode())
+        self.code, self.target, self.name = code, target, name
+        self.cc, self.flags, self.link, self.libs = cc, flags, link, libs
+        self.digest = key.hexdigest()[:24]
+        self.root = os.path.join(default_cache_dir(), "dace-lib")
+        self.final = os.path.join(self.root, self.digest)
+        self.lib_name = f"lib{name}.so"
+        self.cached = os.path.join(self.final, self.lib_name)
+        self.proc = self.work = self.cmd = None
+
+    def hit(self):
+        return os.path.exists(os.path.join(self.final, "library.json")) and os.path.exists(self.cached)
+
+    def start(self):
+        """Starts the compiler in a private folder of the cache (no wait)."""
+        src_name = f"{self.name}.{_EXT[self.target]}"  # as sdfgc.build names it (nvcc, hipcc go by it)
+        os.makedirs(self.root, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix=f".{self.digest}-", dir=self.root)
+        try:
+            with open(os.path.join(self.work, src_name), "wb") as fh:
+                fh.write(self.code)
+            pch = precompiled_header(self.cc, self.flags, self.code) if self.target == "cpp" else []
+            self.cmd = [*self.cc.split(), *self.flags, *pch, src_name, "-o", self.lib_name, *self.link, *self.libs]
+            self.proc = subprocess.Popen(self.cmd, cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True)
+        except BaseException:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+
+    def wait(self):
+        """Waits for the compiler and puts its library into the cache."""
+        try:
+            _, err = self.proc.communicate()
+            if self.proc.returncode != 0:
+                raise CompilerError(f"{' '.join(self.cmd)} failed in {self.work}:\n{err.strip()}")
+            with open(os.path.join(self.work, "library.json"), "w") as fh:
+                json.dump({"name": self.name, "library": self.lib_name, "command": self.cmd}, fh)
+            try:
+                os.rename(self.work, self.final)
+            except OSError:  # a concurrent build of the same key won: its library is the same
+                shutil.rmtree(self.work, ignore_errors=True)
+                if not os.path.exists(self.cached):
+                    raise
+        except BaseException:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+
+
+# Builds started early (`start_build`, while DaCe still writes its program
+# folder), by cache key; `build_library` finishes them.
+_pending = {}
+_pending_lock = threading.Lock()
+
+
+def start_build(code, target, name, environments=()):
+    """Starts compiling sdfgc's translation unit `code` now, unless its
+    library is cached or already being built; `build_library` on the same
+    source later waits for it instead of compiling."""
+    b = _Build(code, target, name, environments)
+    with _pending_lock:
+        if b.digest in _pending or b.hit():
+            return
+        _pending[b.digest] = b
+    try:
+        b.start()
+    except BaseException:
+        with _pending_lock:
+            _pending.pop(b.digest, None)
+        raise
+
+
+def build_library(source, target, name, dest, environments=()):
+    """Builds (or takes from the content-addressed cache, or waits for the
+    build `start_build` began) the library of sdfgc's translation unit
+    `source` and copies it to `dest`. Returns True on a cache hit."""
+    t0 = time.perf_counter()
+    with open(source, "rb") as fh:
+        code = fh.read()
+    b = _Build(code, target, name, environments)
+    with _pending_lock:
+        started = _pending.pop(b.digest, None)
+    hit = started is None and b.hit()
+    t1 = time.perf_counter()
+    if started is not None:
+        started.wait()
+    elif not hit:
+        b.start()
+        b.wait()
+    t2 = time.perf_counter()
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    _copy_atomically(b.cached, dest)
+    timings.append({"name": name, "hit": hit, "early": started is not None, "prepare": t1 - t0, "compile": t2 - t1,
+                    "copy": time.perf_counter() - t2})
+    return hit
+
+
+def stub(folder, name, compiler=None):
+    """DaCe's loader stub (`libdacestub_<name>.so` in `folder`, as DaCe's
+    CMake build leaves it), compiled once per DaCe version and compiler
+    from DaCe's own `dacestub.cpp` and copied."""
+    import dace.codegen.tools as tools
+
+    want = os.path.join(folder, f"libdacestub_{name}.so")
+    src = os.path.join(os.path.dirname(tools.__file__), "dacestub.cpp")
+    cxx = compiler or default_compiler("cpp")
+    with open(src, "rb") as fh:
+        digest = hashlib.sha256(fh.read() + _compiler_identity(cxx).encode()).hexdigest()[:16]
+    cached = os.path.join(default_cache_dir(), f"dacestub-{digest}.so")
+    if not os.path.exists(cached):
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        tmp = cached + f".{os.getpid()}.tmp"
+        r = subprocess.run([*cxx.split(), "-std=c++17", "-O2", "-fPIC", "-shared", "-fopenmp", "-pthread", src, "-o",
+                            tmp, "-ldl"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SdfgcError(f"building DaCe's loader stub failed:\n{r.stderr.strip()}")
+        os.replace(tmp, cached)
+    os.makedirs(folder, exist_ok=True)
+    _copy_atomically(cached, want)
+    return want
+
+
+def _dace2():
+    import dace
+
+    return not dace.__version__.startswith(("0.", "1."))
+
+
+def configure_and_compile(original, program_folder, program_name=None, output_stream=None, folder_mode=None,
+                          **kwargs):
+    """DaCe's `configure_and_compile` (1.x and 2.x signature) for a folder
+    holding sdfgc's translation unit; `original` (DaCe's, CMake) for any other."""
+    if program_name is None:
+        program_name = os.path.basename(program_folder)
+    program_folder = os.path.abspath(program_folder)
+    found = sdfgc_source(program_folder, program_name)
+    if found is None:
+        extra = dict(kwargs)
+        if folder_mode is not None:
+            extra["folder_mode"] = folder_mode
+        return original(program_folder, program_name, output_stream, **extra)
+    source, target = found
+    try:
+        with open(os.path.join(program_folder, "dace_environments.csv")) as fh:
+            environments = {line.strip() for line in fh if line.strip()}
+    except OSError:
+        environments = set()
+    ext = _config("compiler", "library_extension", default="so")
+    dace2 = _dace2()
+    if dace2 and folder_mode is None:
+        folder_mode = _config("compiler", "build_folder_mode", default="development")
+    production = dace2 and folder_mode == "production"
+    out_folder = program_folder if production else os.path.join(program_folder, "build")
+    os.makedirs(out_folder, exist_ok=True)
+    if not dace2:  # DaCe 1.x makes the instrumentation reports' folder here
+        os.makedirs(os.path.join(program_folder, "perf"), exist_ok=True)
+    lib = os.path.join(out_folder, f"lib{program_name}.{ext}")
+    build_library(source, target, program_name, lib, environments)
+    t = time.perf_counter()
+    stub(out_folder, program_name, _config("compiler", "cpu", "executable", default="") or None)
+    if timings:
+        timings[-1]["stub"] = time.perf_counter() - t
+    if production:  # what DaCe 2.x's production mode deletes after its build
+        for to_delete in ["include", "src", "build", "sample", "dace_environments.csv", "dace_files.csv"]:
+            p = os.path.join(program_folder, to_delete)
+            if os.path.isdir(p):
+                shutil.rmtree(p)
+            elif os.path.exists(p):
+                os.unlink(p)
+    return pathlib.Path(lib) if dace2 else lib
