@@ -128,18 +128,23 @@ def read_records(path):
 
 
 def asan_reports(folder, seen):
-    """New AddressSanitizer report files: kind line and first frames of each."""
-    out = []
-    for name in sorted(os.listdir(folder)):
-        if name in seen:
-            continue
-        seen.add(name)
-        with open(os.path.join(folder, name), errors="replace") as fh:
-            text = fh.read()
-        kind = next((ln for ln in text.splitlines() if "ERROR: AddressSanitizer" in ln), text[:300])
-        frames = re.findall(r"^\s+#\d+ 0x[0-9a-f]+ in .*$", text, re.M)[:8]
-        out.append({"kind": kind.strip(), "frames": [f.strip() for f in frames], "file": name})
-    return out
+    """The AddressSanitizer report files written since the last call."""
+    new = sorted(set(os.listdir(folder)) - seen)
+    seen.update(new)
+    return [os.path.join(folder, name) for name in new]
+
+
+def parse_asan(path):
+    """A report's kind (with the access) and first frames."""
+    if isinstance(path, dict):  # parsed already (records of an older runner)
+        return path
+    with open(path, errors="replace") as fh:
+        text = fh.read()
+    kind = re.search(r"AddressSanitizer: \S+", text)
+    access = re.search(r"^(READ|WRITE) of size \d+", text, re.M)
+    kind = (kind.group(0) if kind else text[:200].strip()) + (f" ({access.group(0)})" if access else "")
+    frames = re.findall(r"^\s+#\d+ 0x[0-9a-f]+ .*$", text, re.M)[:8]
+    return {"kind": kind, "frames": [re.sub(r"^#\d+ 0x[0-9a-f]+ ", "", f.strip()) for f in frames], "file": path}
 
 
 def side_env(args, side, d):
@@ -235,7 +240,8 @@ def refusal(rec):
     for ln in rec.get("log") or []:
         if ln.startswith("refused "):
             msg = ln.split(": ", 1)[-1]
-            return re.sub(r"^.*?(unsupported|invalid code|not defined)", r"\1", msg)[:300]
+            msg = re.sub(r"^error: \S+\.sdfg: ", "", msg)
+            return (msg[msg.index("unsupported:"):] if "unsupported:" in msg else msg)[:300]
     m = re.search(r"SdfgcError: (.*)", rec.get("longrepr", ""))
     return m.group(1)[:300] if m else "refused"
 
@@ -245,7 +251,7 @@ def classify(rec):
     text = rec.get("longrepr") or ""
     if rec["outcome"] == "died":
         if rec.get("asan"):
-            a = rec["asan"][0]
+            a = parse_asan(rec["asan"][0])
             return "sanitizer", a["kind"] + " | " + " | ".join(a["frames"][:3])
         if rec.get("killed"):
             return "timeout", "killed after the timeout (hang in native code)"
@@ -262,7 +268,7 @@ def classify(rec):
         return "refused", refusal(rec)
     if COMPILE.search(text):
         err = re.search(r"^.*error:.*$", text, re.M)
-        return "compiler-error", (err.group(0).strip() if err else key_line(text))[:300]
+        return "compiler-error", re.sub(r"^E?\s*\S*/", "", err.group(0).strip() if err else key_line(text))[:300]
     if CODE_TEXT.search(own_frames(text)):
         return "reads-dace-code", key_line(text)
     if re.search(r"AssertionError|^E\s+assert |Mismatch|Not equal to tolerance|not close", text, re.M):
@@ -288,7 +294,7 @@ def report(args, ids):
                 cls, line = classify(r) if s != "dace" else ("fails", key_line(r.get("longrepr", "")))
                 t[s].update({"class": cls, "line": line})
                 if r.get("asan"):
-                    t[s]["asan"] = r["asan"]
+                    t[s]["asan"] = [parse_asan(a) for a in r["asan"]]
         tests.append(t)
     with open(os.path.join(args.out, "results.json"), "w") as fh:
         json.dump({"sides": sides, "tests": tests}, fh, indent=1)
