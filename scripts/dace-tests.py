@@ -134,10 +134,10 @@ def asan_reports(folder, seen):
     return [os.path.join(folder, name) for name in new]
 
 
-def parse_asan(path):
+def parse_asan(path, folder=""):
     """A report's kind (with the access) and first frames."""
-    if isinstance(path, dict):  # parsed already (records of an older runner)
-        return path
+    if isinstance(path, dict):  # records of an older runner: the file name in `folder`
+        path = os.path.join(folder, path["file"])
     with open(path, errors="replace") as fh:
         text = fh.read()
     kind = re.search(r"AddressSanitizer: \S+", text)
@@ -236,6 +236,22 @@ def own_frames(text):
     return "\n".join(keep)
 
 
+def source_before(text, suite, n=5):
+    """The test's source lines up to the line that failed (the last frame in
+    tests/): a `with warnings.catch_warnings()` or a code string read a few
+    lines above an `assert w` does not show in the traceback."""
+    frames = re.findall(r"^(tests/\S+\.py):(\d+): in ", text, re.M)
+    if not frames:
+        return ""
+    path, line = frames[-1][0], int(frames[-1][1])
+    try:
+        with open(os.path.join(suite, path), errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[max(0, line - 1 - n):line])
+
+
 def refusal(rec):
     for ln in rec.get("log") or []:
         if ln.startswith("refused "):
@@ -246,12 +262,12 @@ def refusal(rec):
     return m.group(1)[:300] if m else "refused"
 
 
-def classify(rec):
+def classify(rec, folder="", suite=""):
     """(class, key line) of a test that did not pass on an sdfgc side."""
     text = rec.get("longrepr") or ""
     if rec["outcome"] == "died":
         if rec.get("asan"):
-            a = parse_asan(rec["asan"][0])
+            a = parse_asan(rec["asan"][0], folder)
             return "sanitizer", a["kind"] + " | " + " | ".join(a["frames"][:3])
         if rec.get("killed"):
             return "timeout", "killed after the timeout (hang in native code)"
@@ -263,13 +279,14 @@ def classify(rec):
     if "Timeout >" in text or "Failed: Timeout" in text:
         return "timeout", key_line(text)
     if "SdfgcAbiError" in text:
-        return "abi", key_line(text)
+        lists = re.findall(r"^E\s+(library: .*|DaCe: .*)$", text, re.M)
+        return "abi", " / ".join([key_line(text)] + [x.strip() for x in lists])[:400]
     if any(ln.startswith("refused ") for ln in rec.get("log") or []) or "SdfgcError" in text:
         return "refused", refusal(rec)
     if COMPILE.search(text):
         err = re.search(r"^.*error:.*$", text, re.M)
         return "compiler-error", re.sub(r"^E?\s*\S*/", "", err.group(0).strip() if err else key_line(text))[:300]
-    if CODE_TEXT.search(own_frames(text)):
+    if CODE_TEXT.search(own_frames(text) + "\n" + source_before(text, suite)):
         return "reads-dace-code", key_line(text)
     if re.search(r"AssertionError|^E\s+assert |Mismatch|Not equal to tolerance|not close", text, re.M):
         return "wrong-data", key_line(text)
@@ -291,10 +308,11 @@ def report(args, ids):
             if s != "dace":
                 t[s]["compiled"] = compiled
             if r["outcome"] in ("failed", "died", "not-run"):
-                cls, line = classify(r) if s != "dace" else ("fails", key_line(r.get("longrepr", "")))
+                asan_dir = os.path.join(args.out, s, "asan")
+                cls, line = classify(r, asan_dir, args.suite) if s != "dace" else ("fails", key_line(r.get("longrepr", "")))
                 t[s].update({"class": cls, "line": line})
                 if r.get("asan"):
-                    t[s]["asan"] = [parse_asan(a) for a in r["asan"]]
+                    t[s]["asan"] = [parse_asan(a, asan_dir) for a in r["asan"]]
         tests.append(t)
     with open(os.path.join(args.out, "results.json"), "w") as fh:
         json.dump({"sides": sides, "tests": tests}, fh, indent=1)
