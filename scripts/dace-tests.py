@@ -268,7 +268,8 @@ def classify(rec, folder="", suite=""):
     if rec["outcome"] == "died":
         if rec.get("asan"):
             a = parse_asan(rec["asan"][0], folder)
-            return "sanitizer", a["kind"] + " | " + " | ".join(a["frames"][:3])
+            frames = [f for f in a["frames"] if "libsanitizer" not in f]
+            return "sanitizer", a["kind"] + " | " + " | ".join(f.split("/")[0] + f.split("/")[-1] for f in frames[:3])
         if rec.get("killed"):
             return "timeout", "killed after the timeout (hang in native code)"
         sig = -rec["rc"] if rec["rc"] < 0 else rec["rc"]
