@@ -109,7 +109,8 @@ def stratified(ids, n, seed):
 
 
 def read_records(path):
-    """test id -> its last end/died record; plus the id that started last without ending."""
+    """test id -> its last end/died record; plus the start record of a test
+    that started and has not ended (in the latest pytest process)."""
     done, started = {}, None
     if os.path.exists(path):
         with open(path) as fh:
@@ -118,7 +119,9 @@ def read_records(path):
                     rec = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by a dying process
-                if rec["ev"] == "start":
+                if rec["ev"] == "run":  # a new pytest process: a start before it was interrupted
+                    started = None
+                elif rec["ev"] == "start":
                     started = rec
                 else:
                     done[rec["id"]] = rec
@@ -179,7 +182,9 @@ def run_side(args, side, ids):
         left = [i for i in ids if i not in done]
         if not left:
             break
-        out_path = os.path.join(d, f"pytest-{attempt}.log")
+        out_path = os.path.join(d, f"pytest-{sum(n.startswith('pytest-') for n in os.listdir(d))}.log")
+        with open(records, "a") as fh:
+            fh.write(json.dumps({"ev": "run", "t": time.time()}) + "\n")
         cmd = ["nice", "-n", str(args.nice), os.path.join(args.venv, "bin", "python"), "-m", "pytest",
                "-p", "no:cacheprovider", "-p", "dace_tests_plugin", "-q", "--tb=short", "-m", MARKERS,
                "--timeout", str(args.timeout), *left]
