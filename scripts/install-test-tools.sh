@@ -3,7 +3,8 @@
 #   * cmake and ninja (from PyPI, into the user's Python scripts directory),
 #     linked into /usr/local/bin (or ~/.local/bin when that is not writable) so
 #     that tests/cmake_example.rs finds them on PATH;
-#   * a Python virtual environment with DaCe 1.0.2 (networkx<3.4, numpy, pytest)
+#   * a Python virtual environment with DaCe 1.0.2 (networkx<3.4, numpy, pytest;
+#     scipy and pytest-timeout for the slice of DaCe's own tests)
 #     under build/venv-dace, used by examples/dace/, tests/dace_example.rs and
 #     the Python package's tests (python/tests), with maturin to install the
 #     package (`pip install --no-build-isolation ./python` in scripts/test.sh);
@@ -77,6 +78,10 @@ if ! "$VENV/bin/python" -c 'import dace, numpy' >/dev/null 2>&1; then
 fi
 if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
     "$VENV/bin/python" -m pip install --quiet pytest 'maturin>=1.5,<2'
+fi
+# DaCe's own tests (scripts/dace-tests.py --ci) import scipy and run under pytest-timeout.
+if ! "$VENV/bin/python" -c 'import scipy, pytest_timeout' >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet scipy pytest-timeout
 fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"
 
