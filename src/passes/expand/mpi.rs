@@ -136,7 +136,7 @@ fn buffer(b: &Builder, i: usize, what: &str) -> Result<Buffer> {
         ))
     })?;
     let extents: Vec<Expr> = (0..o.nonunit.len()).map(|k| o.extent(k)).collect();
-    let elements = extents.iter().cloned().fold(Expr::Int(1), |a, e| mul(a, e));
+    let elements = extents.iter().cloned().fold(Expr::Int(1), mul);
     let st = strides(o);
     // Contiguous: the innermost stride is 1 and each outer stride is the
     // inner one times its extent.
