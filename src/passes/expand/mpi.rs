@@ -257,7 +257,7 @@ pub(super) fn call(
         if !fields.is_empty() {
             return Err(b.unsupported(format_args!(
                 "MPI Dummy with state fields ({}): process grids and subarrays are not implemented",
-                fields.join("; ")
+                fields.join(" ")
             )));
         }
         return Ok(None);
