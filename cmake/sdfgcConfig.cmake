@@ -7,7 +7,13 @@
 #                     [SHARED|STATIC|OBJECT]
 #                     [OUTPUT_DIR <dir>]
 #                     [BLAS openblas|cublas|hipblas]
+#                     [MPI]
 #                     [OPTIONS <extra sdfgc flags>...])
+#
+# MPI: the SDFG has MPI library nodes (dace.libraries.mpi; cpp only): the
+# target links MPI::MPI_CXX (find_package(MPI COMPONENTS CXX); Debian:
+# openmpi-bin libopenmpi-dev). The library initialises MPI in __dace_init_*
+# only if the application has not, and never finalises it.
 #
 # BLAS: the BLAS library nodes call that library (sdfgc --blas); the target
 # links it: OpenBLAS (found with find_library/find_path), CUDA::cublas
@@ -81,7 +87,7 @@ endfunction()
 
 # The language of a target (CUDA, HIP or empty) from the arguments of sdfgc_add_library.
 function(_sdfgc_language out_var)
-  cmake_parse_arguments(PARSE_ARGV 1 _a "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 _a "SHARED;STATIC;OBJECT;MPI" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
   set(_lang "")
   if(_a_TARGET STREQUAL "cuda")
     set(_lang CUDA)
@@ -92,7 +98,7 @@ function(_sdfgc_language out_var)
 endfunction()
 
 function(_sdfgc_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "SHARED;STATIC;OBJECT" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "SHARED;STATIC;OBJECT;MPI" "SDFG;TARGET;MODE;OUTPUT_DIR;BLAS" "OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "sdfgc_add_library(${target}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -193,6 +199,17 @@ function(_sdfgc_add_library target)
   elseif(arg_BLAS STREQUAL "hipblas")
     find_package(hipblas REQUIRED)
     target_link_libraries(${target} PUBLIC roc::hipblas)
+  endif()
+
+  if(arg_MPI)
+    if(NOT arg_TARGET STREQUAL "cpp")
+      message(FATAL_ERROR "sdfgc_add_library(${target}): MPI library nodes take host data: use TARGET cpp")
+    endif()
+    find_package(MPI COMPONENTS CXX)
+    if(NOT MPI_CXX_FOUND)
+      message(FATAL_ERROR "sdfgc_add_library(${target}): MPI: no MPI for C++ found (Debian: openmpi-bin libopenmpi-dev)")
+    endif()
+    target_link_libraries(${target} PUBLIC MPI::MPI_CXX)
   endif()
 
   if(arg_TARGET STREQUAL "cpp")

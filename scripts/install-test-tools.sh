@@ -123,3 +123,17 @@ if ! [ -e /usr/include/cblas.h ] && ! ls /usr/include/*/cblas.h >/dev/null 2>&1;
         exit 1
     fi
 fi
+
+# ---- Open MPI and mpi4py (tests/mpi.rs: MPI library nodes under mpirun) ----
+if ! command -v mpicxx >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+    else
+        echo "error: install openmpi-bin libopenmpi-dev (mpicxx, mpirun) for tests/mpi.rs" >&2
+        exit 1
+    fi
+fi
+if ! "$VENV/bin/python" -c 'import mpi4py' >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet mpi4py
+fi
+echo "mpi: $(mpirun --version 2>&1 | head -1), mpi4py $("$VENV/bin/python" -c 'import mpi4py; print(mpi4py.__version__)')"

@@ -31,6 +31,31 @@ class CompilerError(SdfgcError):
     """The C++/CUDA/HIP compiler failed on sdfgc's output."""
 
 
+def mpi_flags(compiler: str):
+    """(compile flags, link flags) of MPI for a file that calls it (DaCe's MPI
+    library nodes): none when `compiler` is an MPI wrapper (mpicxx, mpic++,
+    mpiCC), else those the wrapper `$MPICXX` (default mpicxx) reports (Open
+    MPI's `--showme:compile`/`--showme:link`, MPICH's `-compile_info`/`-link_info`)."""
+    if os.path.basename(compiler.split()[0]) in ("mpicxx", "mpic++", "mpiCC"):
+        return [], []
+    wrapper = os.environ.get("MPICXX") or "mpicxx"
+    for compile_arg, link_arg in (("--showme:compile", "--showme:link"), ("-compile_info", "-link_info")):
+        try:
+            c = subprocess.run([wrapper, compile_arg], capture_output=True, text=True)
+            k = subprocess.run([wrapper, link_arg], capture_output=True, text=True)
+        except OSError as e:
+            raise CompilerError(f"the program calls MPI, but MPI's compiler wrapper '{wrapper}' cannot be run "
+                                f"(install MPI, e.g. Debian's openmpi-bin libopenmpi-dev, or set $MPICXX): {e}") from e
+        if c.returncode == 0 and k.returncode == 0:
+            cflags, lflags = c.stdout.split(), k.stdout.split()
+            if compile_arg == "-compile_info":  # MPICH prints the whole command: keep the flags
+                cflags = [f for f in cflags[1:] if f.startswith(("-I", "-D", "-pthread"))]
+                lflags = [f for f in lflags[1:] if f.startswith(("-L", "-l", "-Wl", "-pthread"))]
+            return cflags, lflags
+    raise CompilerError(f"the program calls MPI, but '{wrapper}' reports no MPI flags "
+                        "(install MPI, e.g. Debian's openmpi-bin libopenmpi-dev, or set $MPICXX)")
+
+
 def default_cache_dir() -> str:
     """`$SDFGC_CACHE_DIR`, else `$XDG_CACHE_HOME/sdfgc`, else `~/.cache/sdfgc`."""
     env = os.environ.get("SDFGC_CACHE_DIR")
@@ -142,7 +167,10 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
             calls_cublas = "\n#include <cublas_v2.h>\n" in fh.read()
         if calls_cublas and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
             libs = [*libs, "-lcublas"]
-        cmd = [*cc.split(), *cflags, sources[0], "-o", lib_name, *libs]
+        with open(os.path.join(work, sources[0])) as fh:
+            calls_mpi = "\n#include <mpi.h>\n" in fh.read()
+        cflags_mpi, libs_mpi = (mpi_flags(cc) if calls_mpi else ([], []))
+        cmd = [*cc.split(), *cflags, *cflags_mpi, sources[0], "-o", lib_name, *libs, *libs_mpi]
         r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         if r.returncode != 0:
             raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")

@@ -100,6 +100,11 @@ def _sdfgc_command(path, out, options):
     return cmd + list(options.get("extra_args", ()))
 
 
+# The line of a file that calls MPI (DaCe's MPI library nodes), and DaCe's
+# environment that builds and links such a file with MPI.
+_MPI_INCLUDE = "\n#include <mpi.h>\n"
+_MPI_ENVIRONMENT = "dace.libraries.mpi.environments.mpi.MPI"
+
 # DaCe's environment (its CMake link line) for each library `--blas` calls.
 _BLAS_ENVIRONMENTS = {
     "openblas": "dace.libraries.blas.environments.openblas.OpenBLAS",
@@ -154,6 +159,9 @@ def _generate_code(sdfg, validate=True):
     if blas:
         import dace.libraries.blas  # noqa: F401 (registers DaCe's BLAS environments)
         envs.add(_BLAS_ENVIRONMENTS[blas])
+    if _MPI_INCLUDE in code:  # MPI library nodes: DaCe's MPI environment (its CMake MPI package)
+        import dace.libraries.mpi  # noqa: F401 (registers DaCe's MPI environment)
+        envs.add(_MPI_ENVIRONMENT)
     if target == "cpp":
         obj = CodeObject(sdfg.name, code, "cpp", cpu.CPUCodeGen, "Frame", environments=envs, sdfg=sdfg)
     else:

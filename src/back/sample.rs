@@ -310,6 +310,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
     let link = crate::back::cpp::blas_link(p)
         .map(|l| format!(" {l}"))
         .unwrap_or_default();
+    let cxx = crate::back::cpp::cxx(p);
     let symbols = symbol_docs(p);
     let scalars: Vec<&crate::passes::abi::Param> = p
         .abi
@@ -347,19 +348,20 @@ pub fn write_sample(p: &Program) -> (String, String) {
     } else {
         line("// Build with the library's source:");
         line(&format!(
-            "//   g++ -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
+            "//   {cxx} -std=c++17 -O2 -fopenmp {name}_main.cpp {name}.cpp -o {name}_main{link}"
         ));
         line("// or against the shared library:");
         line(&format!(
-            "//   g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
+            "//   {cxx} -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so{link}"
         ));
     }
     line(&format!(
-        "//   g++ -std=c++17 -O2 {name}_main.cpp -L. -l{name} -Wl,-rpath,'$ORIGIN' -o {name}_main"
+        "//   {cxx} -std=c++17 -O2 {name}_main.cpp -L. -l{name} -Wl,-rpath,'$ORIGIN' -o {name}_main"
     ));
     line("// Run:");
+    let launch = if p.mpi_calls { "mpirun -np 4 " } else { "" };
     line(&format!(
-        "//   ./{name}_main [--iterations N] [--SYMBOL VALUE | SYMBOL=VALUE]..."
+        "//   {launch}./{name}_main [--iterations N] [--SYMBOL VALUE | SYMBOL=VALUE]..."
     ));
     line(&format!("#include \"{name}.h\""));
     for h in [
@@ -379,7 +381,24 @@ pub fn write_sample(p: &Program) -> (String, String) {
     line(cexpr::PRELUDE.trim_end());
     line(SAMPLE_HELPERS);
     line("");
-    line("int main(int sdfgc_argc, char **sdfgc_argv) {");
+    if p.mpi_calls {
+        // The application owns MPI: the library only initialises it when
+        // nobody has; the sample initialises and finalises it around the run.
+        line(crate::passes::expand::mpi::HEADER);
+        line("");
+        line("static int sdfgc_main(int sdfgc_argc, char **sdfgc_argv);");
+        line("");
+        line("int main(int argc, char **argv) {");
+        line("    MPI_Init(&argc, &argv);");
+        line("    const int sdfgc_rc = sdfgc_main(argc, argv);");
+        line("    MPI_Finalize();");
+        line("    return sdfgc_rc;");
+        line("}");
+        line("");
+        line("static int sdfgc_main(int sdfgc_argc, char **sdfgc_argv) {");
+    } else {
+        line("int main(int sdfgc_argc, char **sdfgc_argv) {");
+    }
     line("    long sdfgc_iterations = 10;");
     // Symbols and scalars with their defaults.
     for s in &symbols {

@@ -476,6 +476,62 @@ pub enum LibraryKind {
         /// Connector of the neighbor table row (skip value -1).
         mask_conn: String,
     },
+    /// A node of `dace.libraries.mpi` (expanded to MPI calls, see
+    /// `passes::expand::mpi`).
+    Mpi {
+        /// The node class.
+        call: MpiCall,
+        /// The reduction operator (`op`, e.g. `MPI_SUM`) of Reduce and Allreduce.
+        op: Option<String>,
+        /// The process grid whose communicator the call uses (`grid`).
+        grid: Option<String>,
+        /// A Fortran communicator handle (`fcomm`, Bcast).
+        fcomm: Option<String>,
+        /// State fields of a Dummy node (`fields`).
+        fields: Vec<String>,
+    },
+}
+
+/// The nodes of `dace.libraries.mpi` that sdfgc expands (the class name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MpiCall {
+    Send,
+    Recv,
+    Isend,
+    Irecv,
+    Wait,
+    Waitall,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Allgather,
+    Alltoall,
+    Scatter,
+    Gather,
+    Dummy,
+}
+
+impl MpiCall {
+    /// The node class for a class name of `dace.libraries.mpi.nodes`.
+    pub fn from_class(class: &str) -> Option<MpiCall> {
+        Some(match class {
+            "Send" => MpiCall::Send,
+            "Recv" => MpiCall::Recv,
+            "Isend" => MpiCall::Isend,
+            "Irecv" => MpiCall::Irecv,
+            "Wait" => MpiCall::Wait,
+            "Waitall" => MpiCall::Waitall,
+            "Bcast" => MpiCall::Bcast,
+            "Reduce" => MpiCall::Reduce,
+            "Allreduce" => MpiCall::Allreduce,
+            "Allgather" => MpiCall::Allgather,
+            "Alltoall" => MpiCall::Alltoall,
+            "Scatter" => MpiCall::Scatter,
+            "Gather" => MpiCall::Gather,
+            "Dummy" => MpiCall::Dummy,
+            _ => return None,
+        })
+    }
 }
 
 /// A library node.

@@ -53,6 +53,9 @@ pub struct Program {
     pub blas_calls: bool,
     /// Tasklets call cuBLAS (`--blas cublas`, or DaCe's own cuBLAS expansions).
     pub cublas_calls: bool,
+    /// Tasklets call MPI (the expansions of `dace.libraries.mpi` nodes): the
+    /// file includes `<mpi.h>`, initialises MPI and builds with `mpicxx`.
+    pub mpi_calls: bool,
 }
 
 /// Runs the passes for one SDFG.
@@ -88,8 +91,13 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         ));
     }
     let abi = abi::compute(&sdfg);
-    let blas_calls = expand::expand(&mut sdfg, opts.blas)?;
+    let blas_calls = expand::expand_for(
+        &mut sdfg,
+        opts.blas,
+        opts.target != crate::options::Target::Cpp,
+    )?;
     let cublas_calls = expand::blascall::cublas_in(&sdfg);
+    let mpi_calls = expand::mpi::mpi_in(&sdfg);
     // Offloading sees expanded library nodes: they become kernels too.
     let offloaded = if opts.offload {
         let available = abi
@@ -148,5 +156,6 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         options: opts.clone(),
         blas_calls,
         cublas_calls,
+        mpi_calls,
     })
 }

@@ -250,6 +250,12 @@ struct Header<'a> {
     workspaces: Vec<crate::back::sample::WorkspaceDoc>,
 }
 
+/// The C++ compiler of the host build lines: `mpicxx` (MPI's wrapper of
+/// the system compiler) when the file calls MPI, else `g++`.
+pub fn cxx(p: &Program) -> &'static str {
+    if p.mpi_calls { "mpicxx" } else { "g++" }
+}
+
 /// The link flag of the BLAS library the file calls, if any (`--blas`, or
 /// DaCe's cuBLAS calls).
 pub fn blas_link(p: &Program) -> Option<&'static str> {
@@ -280,6 +286,13 @@ fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
                         {
                             cublas::check(n, t)?
                         }
+                        // MPI calls (the expansion of DaCe's MPI nodes, or DaCe's
+                        // own on MPI_COMM_WORLD): the file includes <mpi.h>.
+                        NodeKind::Tasklet(t)
+                            if !cuda
+                                && crate::passes::expand::mpi::calls_mpi(t)
+                                && t.environments.len() == 1
+                                && !t.code.code.contains("__state->") => {}
                         NodeKind::Tasklet(t) => {
                             if let Some(env) = t.environments.first() {
                                 let short = env.rsplit('.').next().unwrap_or(env);
@@ -578,6 +591,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         members.push(cublas::MEMBER.to_string());
         init_body.push_str(cublas::INIT);
     }
+    if p.mpi_calls {
+        init_body.push_str(crate::passes::expand::mpi::INIT);
+    }
     for s in &all {
         for (k, c) in &s.constants {
             if seen.contains(k) {
@@ -588,6 +604,11 @@ pub fn write(p: &Program) -> Result<Outputs> {
         }
         if s.id == 0 {
             globals.push_str(&device_globals);
+            if p.mpi_calls {
+                // The MPI calls of DaCe's MPI nodes.
+                globals.push_str(crate::passes::expand::mpi::HEADER);
+                globals.push('\n');
+            }
             if p.blas_calls && p.options.blas == crate::options::Blas::Openblas {
                 // The BLAS calls of --blas openblas.
                 globals.push_str(crate::passes::expand::blascall::CBLAS_HEADER);
@@ -702,9 +723,10 @@ pub fn write(p: &Program) -> Result<Outputs> {
         build: {
             let mut b = match p.gpu {
                 Some(g) => format!("{} {name}.{} -o lib{name}.so", g.build, g.extension),
-                None => {
-                    format!("g++ -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so")
-                }
+                None => format!(
+                    "{} -std=c++17 -O2 -fopenmp -fPIC -shared {name}.cpp -o lib{name}.so",
+                    cxx(p)
+                ),
             };
             if let Some(link) = blas_link(p) {
                 b = format!("{b} {link}");

@@ -195,7 +195,36 @@ impl Reader {
             }
         };
         let flag = |k: &str| matches!(member(attrs, k), Some(Json::Bool(true)));
+        let mpi = classpath.contains("libraries.mpi.nodes.");
+        let text = |k: &str| -> Option<String> {
+            member(attrs, k).and_then(Json::as_str).map(str::to_string)
+        };
         let kind = match class {
+            _ if mpi => {
+                let Some(call) = MpiCall::from_class(class) else {
+                    return Err(Error::unsupported(
+                        ptr(path, "classpath"),
+                        format!(
+                            "MPI library node '{}' ({classpath}): process grids, subarrays and redistribution are not implemented",
+                            label_of(v)
+                        ),
+                    ));
+                };
+                let fields = match member(attrs, "fields") {
+                    Some(Json::Array(xs)) => xs
+                        .iter()
+                        .map(|x| x.as_str().unwrap_or_default().to_string())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                LibraryKind::Mpi {
+                    call,
+                    op: text("op"),
+                    grid: text("grid"),
+                    fcomm: text("fcomm"),
+                    fields,
+                }
+            }
             "Reduce" => {
                 let w = a
                     .wcr

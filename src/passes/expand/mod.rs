@@ -17,6 +17,7 @@ mod blas;
 pub mod blascall;
 mod build;
 mod gt4py;
+pub mod mpi;
 mod standard;
 
 use crate::diag::Result;
@@ -29,10 +30,17 @@ use build::Builder;
 /// BLAS nodes become calls of that library ([`blascall`]). Returns whether
 /// any such call was written.
 pub fn expand(sdfg: &mut Sdfg, blas: Blas) -> Result<bool> {
+    expand_for(sdfg, blas, false)
+}
+
+/// [`expand`] for a target: on a GPU target (`gpu`) MPI nodes are refused
+/// (host data only; no CUDA-aware MPI).
+pub fn expand_for(sdfg: &mut Sdfg, blas: Blas, gpu: bool) -> Result<bool> {
     let mut cx = Cx {
         serial: 0,
         blas,
         calls: 0,
+        gpu,
     };
     expand_sdfg(sdfg, false, &mut cx)?;
     Ok(cx.calls > 0)
@@ -46,6 +54,8 @@ struct Cx {
     blas: Blas,
     /// BLAS calls written.
     calls: usize,
+    /// The target is a GPU (MPI nodes are refused).
+    gpu: bool,
 }
 
 fn expand_sdfg(sdfg: &mut Sdfg, in_map: bool, cx: &mut Cx) -> Result<()> {
@@ -100,6 +110,35 @@ fn expand_state(
         let NodeKind::Library(lib) = st.nodes[id.index()].kind.clone() else {
             continue;
         };
+        if let LibraryKind::Mpi {
+            call,
+            op,
+            grid,
+            fcomm,
+            fields,
+        } = &lib.kind
+        {
+            let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
+            cx.serial += 1;
+            if cx.gpu {
+                return Err(b.unsupported(format_args!(
+                    "MPI {call:?} on a GPU target (MPI nodes take host data: use --target cpp)"
+                )));
+            }
+            match mpi::call(
+                &mut b,
+                *call,
+                op.as_deref(),
+                grid.as_deref(),
+                fcomm.as_deref(),
+                fields,
+            )? {
+                Some(t) => st.nodes[id.index()].kind = NodeKind::Tasklet(t),
+                // A node that calls nothing goes, with its edges.
+                None => dead.push(id),
+            }
+            continue;
+        }
         if cx.blas != Blas::None
             && matches!(
                 lib.kind,
@@ -154,6 +193,7 @@ fn expand_state(
                 init,
                 [input_conn, mask_conn, output_conn],
             )?,
+            LibraryKind::Mpi { .. } => unreachable!("expanded above"),
         }
         b.finish()?;
     }
@@ -241,5 +281,7 @@ fn remove_nodes(st: &mut State, dead: &[NodeId]) {
     }
 }
 
+#[cfg(test)]
+mod mpi_tests;
 #[cfg(test)]
 mod tests;

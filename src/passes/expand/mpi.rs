@@ -1,0 +1,475 @@
+//! The nodes of `dace.libraries.mpi` (Send, Recv, Bcast, Reduce, Allreduce,
+//! Allgather, Alltoall, Scatter, Gather, Dummy) become one C++ tasklet that
+//! calls MPI on `MPI_COMM_WORLD`, with DaCe's semantics (its `MPI`
+//! expansions, DaCe 1.0.2):
+//!
+//! * a buffer is a pointer to the first element of its memlet's subset; its
+//!   count is the subset's number of elements and its datatype the MPI type
+//!   of its element type (`dace.libraries.mpi.utils.MPI_DDT`); a subset that
+//!   is not one contiguous block is sent as an `MPI_Type_vector` (rows of a
+//!   2-D subset, or elements at a stride), created, committed and freed
+//!   around the call;
+//! * roots, destinations, sources and tags are integer values read from
+//!   their memlets;
+//! * Reduce and Allreduce use the node's `op`; when the input and output are
+//!   one container the call is in place (`MPI_IN_PLACE` on the root for
+//!   Reduce, everywhere for Allreduce);
+//! * Scatter sends `count(in) / size` elements to each rank, Gather and
+//!   Allgather receive `count(out) / size` from each, Alltoall exchanges
+//!   `count(in) / size` with each (DaCe's counts).
+//!
+//! The tasklet names DaCe's MPI environment ([`ENVIRONMENT`]): the file then
+//! includes `<mpi.h>` and initialises MPI in `__dace_init_*` unless the
+//! application has (see `back::cpp`).
+//!
+//! Refused by name: nonblocking calls (Isend, Irecv, Wait, Waitall: their
+//! request arrays are DaCe opaque `MPI_Request` data), process-grid
+//! communicators (`grid`, `fcomm`, Dummy state fields), a node inside a map,
+//! data in GPU memory, element types MPI has no type for here.
+
+use crate::back::cexpr::to_cpp;
+use crate::diag::Result;
+use crate::ir::simplify::simplify;
+use crate::ir::*;
+
+use super::build::{Builder, Operand};
+
+/// DaCe's MPI environment (named by the tasklets the expansion makes).
+pub const ENVIRONMENT: &str = "dace.libraries.mpi.environments.mpi.MPI";
+
+/// The header the file includes when it calls MPI (C API only: MPI's
+/// deprecated C++ bindings do not build warning-free).
+pub const HEADER: &str = "#ifndef OMPI_SKIP_MPICXX\n#define OMPI_SKIP_MPICXX 1\n#endif\n#ifndef MPICH_SKIP_MPICXX\n#define MPICH_SKIP_MPICXX 1\n#endif\n#include <mpi.h>";
+
+/// `__dace_init_*`: MPI is initialised unless the application did (the
+/// application owns MPI: the library never finalises it, as in DaCe).
+pub const INIT: &str = "{\n    int __sdfgc_mpi_initialized = 0;\n    MPI_Initialized(&__sdfgc_mpi_initialized);\n    if (!__sdfgc_mpi_initialized) MPI_Init(nullptr, nullptr);\n}\n";
+
+/// True if the tasklet calls MPI through DaCe's environment.
+pub fn calls_mpi(t: &Tasklet) -> bool {
+    t.environments.iter().any(|e| e == ENVIRONMENT)
+}
+
+/// True if any tasklet of the SDFG or of an SDFG nested in it calls MPI.
+pub fn mpi_in(sdfg: &Sdfg) -> bool {
+    let mut found = false;
+    sdfg.for_each_sdfg(&mut |s| {
+        each_node(&s.body, &mut |n| {
+            found |= matches!(&n.kind, NodeKind::Tasklet(t) if calls_mpi(t));
+        })
+    });
+    found
+}
+
+/// The MPI datatype of an element type (DaCe's `MPI_DDT`).
+pub fn datatype(t: DType) -> Option<&'static str> {
+    Some(match t {
+        DType::Float32 => "MPI_FLOAT",
+        DType::Float64 => "MPI_DOUBLE",
+        DType::Complex64 => "MPI_C_FLOAT_COMPLEX",
+        DType::Complex128 => "MPI_C_DOUBLE_COMPLEX",
+        DType::Int16 => "MPI_SHORT",
+        DType::Int32 => "MPI_INT",
+        DType::Int64 => "MPI_LONG_LONG",
+        DType::UInt16 => "MPI_UNSIGNED_SHORT",
+        DType::UInt32 => "MPI_UNSIGNED",
+        DType::UInt64 => "MPI_UNSIGNED_LONG_LONG",
+        _ => return None,
+    })
+}
+
+/// The predefined reduction operators a node's `op` may name.
+const OPS: &[&str] = &[
+    "MPI_SUM", "MPI_PROD", "MPI_MIN", "MPI_MAX", "MPI_LAND", "MPI_LOR", "MPI_LXOR", "MPI_BAND",
+    "MPI_BOR", "MPI_BXOR",
+];
+
+fn c(e: &Expr) -> String {
+    to_cpp(&simplify(e))
+}
+
+fn mul(a: Expr, b: Expr) -> Expr {
+    simplify(&Expr::bin(BinaryOp::Mul, a, b))
+}
+
+/// A buffer as MPI sees it.
+struct Buffer {
+    /// The tasklet connector (a pointer to the first element).
+    conn: String,
+    /// Elements in the memlet's subset.
+    elements: Expr,
+    /// `(count, datatype)` of the call: `(elements, T)` for a contiguous
+    /// subset, `(1, vector type)` otherwise.
+    count: String,
+    datatype: String,
+    /// Statements creating the vector type before the call, and freeing it after.
+    setup: String,
+    teardown: String,
+    /// The container (in-place calls).
+    data: String,
+}
+
+/// The strides of the non-unit dimensions (container stride times step).
+fn strides(o: &Operand) -> Vec<Expr> {
+    o.nonunit
+        .iter()
+        .map(|&d| mul(o.desc.strides[d].clone(), o.sub[d].step.clone()))
+        .collect()
+}
+
+fn buffer(b: &Builder, i: usize, what: &str) -> Result<Buffer> {
+    let o = b.op(i);
+    if o.desc.storage.is_gpu() {
+        return Err(b.unsupported(format_args!(
+            "MPI buffer '{}' ({}) is in GPU memory ({}); MPI nodes take host data",
+            o.conn,
+            o.data,
+            o.desc.storage.dace_name()
+        )));
+    }
+    let base = datatype(o.desc.dtype).ok_or_else(|| {
+        b.unsupported(format_args!(
+            "MPI buffer '{}' ({}) of type {}: no MPI datatype for it (DaCe's MPI_DDT: float32, float64, complex64, complex128, int16, int32, int64, uint16, uint32, uint64)",
+            o.conn,
+            o.data,
+            o.desc.dtype.dace_name()
+        ))
+    })?;
+    let extents: Vec<Expr> = (0..o.nonunit.len()).map(|k| o.extent(k)).collect();
+    let elements = extents.iter().cloned().fold(Expr::Int(1), mul);
+    let st = strides(o);
+    // Contiguous: the innermost stride is 1 and each outer stride is the
+    // inner one times its extent.
+    let contiguous = st.is_empty()
+        || (st[st.len() - 1] == Expr::Int(1)
+            && (0..st.len() - 1).all(|k| st[k] == mul(st[k + 1].clone(), extents[k + 1].clone())));
+    let ty = format!("__sdfgc_{}_type", o.conn.trim_start_matches('_'));
+    let (count, dt, setup, teardown) = if contiguous {
+        (
+            format!("static_cast<int>({})", c(&elements)),
+            base.to_string(),
+            String::new(),
+            String::new(),
+        )
+    } else {
+        // (blocks, block length, stride) of a vector type.
+        let (blocks, len, stride) = match st.len() {
+            1 => (extents[0].clone(), Expr::Int(1), st[0].clone()),
+            2 if st[1] == Expr::Int(1) => (extents[0].clone(), extents[1].clone(), st[0].clone()),
+            _ => {
+                return Err(b.unsupported(format_args!(
+                    "{what} '{}' ({}): a subset of {} non-unit dimensions that is not contiguous (DaCe's vector datatypes cover rows of a 2-D subset)",
+                    o.conn,
+                    o.data,
+                    st.len()
+                )));
+            }
+        };
+        (
+            "1".to_string(),
+            ty.clone(),
+            format!(
+                "MPI_Datatype {ty};\nMPI_Type_vector(static_cast<int>({}), static_cast<int>({}), static_cast<int>({}), {base}, &{ty});\nMPI_Type_commit(&{ty});\n",
+                c(&blocks),
+                c(&len),
+                c(&stride)
+            ),
+            format!("MPI_Type_free(&{ty});\n"),
+        )
+    };
+    Ok(Buffer {
+        conn: o.conn.clone(),
+        elements,
+        count,
+        datatype: dt,
+        setup,
+        teardown,
+        data: o.data.clone(),
+    })
+}
+
+/// An integer value input (root, destination, source, tag).
+fn int_value(b: &Builder, i: usize) -> Result<String> {
+    let o = b.op(i);
+    if !o.desc.dtype.is_integer() || !o.nonunit.is_empty() {
+        return Err(b.unsupported(format_args!(
+            "MPI argument '{}' ({}) must be one integer element, not {} of type {}",
+            o.conn,
+            o.data,
+            if o.nonunit.is_empty() {
+                "one element"
+            } else {
+                "several elements"
+            },
+            o.desc.dtype.dace_name()
+        )));
+    }
+    if o.desc.storage.is_gpu() {
+        return Err(b.unsupported(format_args!(
+            "MPI argument '{}' ({}) is in GPU memory; MPI nodes take host data",
+            o.conn, o.data
+        )));
+    }
+    Ok(format!("static_cast<int>({})", o.conn))
+}
+
+fn op_name(b: &Builder, op: Option<&str>) -> Result<String> {
+    let op = op.unwrap_or("MPI_SUM");
+    if OPS.contains(&op) {
+        Ok(op.to_string())
+    } else {
+        Err(b.unsupported(format_args!(
+            "reduction operator '{op}' (one of {} expected)",
+            OPS.join(", ")
+        )))
+    }
+}
+
+/// The call for an MPI node; None for a node that calls nothing (Dummy
+/// without fields).
+pub(super) fn call(
+    b: &mut Builder,
+    call: MpiCall,
+    op: Option<&str>,
+    grid: Option<&str>,
+    fcomm: Option<&str>,
+    fields: &[String],
+) -> Result<Option<Tasklet>> {
+    if let Some(g) = grid {
+        return Err(b.unsupported(format_args!(
+            "MPI {call:?} on the communicator of process grid '{g}' (process grids are not implemented)"
+        )));
+    }
+    if let Some(f) = fcomm {
+        return Err(b.unsupported(format_args!(
+            "MPI {call:?} on the Fortran communicator '{f}' (not implemented)"
+        )));
+    }
+    if matches!(
+        call,
+        MpiCall::Isend | MpiCall::Irecv | MpiCall::Wait | MpiCall::Waitall
+    ) {
+        return Err(b.unsupported(format_args!(
+            "MPI {call:?}: nonblocking calls and their MPI_Request arrays are not implemented"
+        )));
+    }
+    if call == MpiCall::Dummy {
+        if !fields.is_empty() {
+            return Err(b.unsupported(format_args!(
+                "MPI Dummy with state fields ({}): process grids and subarrays are not implemented",
+                fields.join(" ")
+            )));
+        }
+        return Ok(None);
+    }
+    if b.in_map() {
+        return Err(b.unsupported(format_args!(
+            "MPI {call:?} inside a map (MPI calls run once per node, outside maps)"
+        )));
+    }
+    const WORLD: &str = "MPI_COMM_WORLD";
+    let mut code = String::new();
+    let mut pre = String::new();
+    let mut post = String::new();
+    let add = |buf: &Buffer, pre: &mut String, post: &mut String| {
+        pre.push_str(&buf.setup);
+        post.push_str(&buf.teardown);
+    };
+    let comm_size = "int __sdfgc_size = 1;\nMPI_Comm_size(MPI_COMM_WORLD, &__sdfgc_size);\n";
+    match call {
+        MpiCall::Send | MpiCall::Recv => {
+            let (buf, peer, tag) = if call == MpiCall::Send {
+                let buf = b.input("_buffer")?;
+                (buf, b.input("_dest")?, b.input("_tag")?)
+            } else {
+                let buf = b.output("_buffer")?;
+                (buf, b.input("_src")?, b.input("_tag")?)
+            };
+            let x = buffer(b, buf, "buffer")?;
+            let (peer, tag) = (int_value(b, peer)?, int_value(b, tag)?);
+            add(&x, &mut pre, &mut post);
+            code = if call == MpiCall::Send {
+                format!(
+                    "MPI_Send({}, {}, {}, {peer}, {tag}, {WORLD});\n",
+                    x.conn, x.count, x.datatype
+                )
+            } else {
+                format!(
+                    "MPI_Recv({}, {}, {}, {peer}, {tag}, {WORLD}, MPI_STATUS_IGNORE);\n",
+                    x.conn, x.count, x.datatype
+                )
+            };
+        }
+        MpiCall::Bcast => {
+            let i = b.input("_inbuffer")?;
+            let o = b.output("_outbuffer")?;
+            let r = b.input("_root")?;
+            let (x, y) = (buffer(b, i, "input")?, buffer(b, o, "output")?);
+            if x.data != y.data {
+                return Err(b.invalid(format_args!(
+                    "Bcast input '{}' and output '{}' must be the same container (as DaCe requires)",
+                    x.data, y.data
+                )));
+            }
+            let root = int_value(b, r)?;
+            add(&y, &mut pre, &mut post);
+            // The input is the output's memory (one container).
+            code = format!(
+                "(void){};\nMPI_Bcast({}, {}, {}, {root}, {WORLD});\n",
+                x.conn, y.conn, y.count, y.datatype
+            );
+        }
+        MpiCall::Reduce | MpiCall::Allreduce => {
+            let i = b.input("_inbuffer")?;
+            let o = b.output("_outbuffer")?;
+            let r = if call == MpiCall::Reduce {
+                Some(b.input("_root")?)
+            } else {
+                None
+            };
+            let (x, y) = (buffer(b, i, "input")?, buffer(b, o, "output")?);
+            let op = op_name(b, op)?;
+            for z in [&x, &y] {
+                if z.count == "1" {
+                    return Err(b.unsupported(format_args!(
+                        "MPI {call:?} of the non-contiguous buffer '{}' ({}) (a reduction needs contiguous elements)",
+                        z.conn, z.data
+                    )));
+                }
+            }
+            let in_place = x.data == y.data;
+            match r {
+                Some(r) => {
+                    let root = int_value(b, r)?;
+                    code = if in_place {
+                        format!(
+                            "int __sdfgc_rank = 0;\nMPI_Comm_rank({WORLD}, &__sdfgc_rank);\n\
+                             if (__sdfgc_rank == {root}) {{\n\
+                             MPI_Reduce(MPI_IN_PLACE, {y}, {n}, {t}, {op}, {root}, {WORLD});\n\
+                             }} else {{\n\
+                             MPI_Reduce({x}, {y}, {n}, {t}, {op}, {root}, {WORLD});\n}}\n",
+                            x = x.conn,
+                            y = y.conn,
+                            n = y.count,
+                            t = y.datatype
+                        )
+                    } else {
+                        format!(
+                            "MPI_Reduce({}, {}, {}, {}, {op}, {root}, {WORLD});\n",
+                            x.conn, y.conn, y.count, y.datatype
+                        )
+                    };
+                }
+                None => {
+                    let send = if in_place { "MPI_IN_PLACE" } else { &x.conn };
+                    code = format!(
+                        "MPI_Allreduce({send}, {}, {}, {}, {op}, {WORLD});\n",
+                        y.conn, y.count, y.datatype
+                    );
+                }
+            }
+        }
+        MpiCall::Allgather | MpiCall::Alltoall | MpiCall::Scatter | MpiCall::Gather => {
+            let i = b.input("_inbuffer")?;
+            let o = b.output("_outbuffer")?;
+            let r = if matches!(call, MpiCall::Scatter | MpiCall::Gather) {
+                Some(b.input("_root")?)
+            } else {
+                None
+            };
+            let (x, y) = (buffer(b, i, "input")?, buffer(b, o, "output")?);
+            for z in [&x, &y] {
+                if z.count == "1" {
+                    return Err(b.unsupported(format_args!(
+                        "MPI {call:?} of the non-contiguous buffer '{}' ({}) (not implemented)",
+                        z.conn, z.data
+                    )));
+                }
+            }
+            let per_rank =
+                |z: &Buffer| format!("static_cast<int>(({}) / __sdfgc_size)", c(&z.elements));
+            code.push_str(comm_size);
+            let line = match (call, r) {
+                (MpiCall::Allgather, _) => format!(
+                    "MPI_Allgather({}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    x.conn,
+                    x.count,
+                    x.datatype,
+                    y.conn,
+                    per_rank(&y),
+                    y.datatype
+                ),
+                (MpiCall::Alltoall, _) => format!(
+                    "MPI_Alltoall({}, {n}, {}, {}, {n}, {}, {WORLD});\n",
+                    x.conn,
+                    x.datatype,
+                    y.conn,
+                    y.datatype,
+                    n = per_rank(&x)
+                ),
+                (MpiCall::Scatter, Some(r)) => format!(
+                    "MPI_Scatter({}, {}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    x.conn,
+                    per_rank(&x),
+                    x.datatype,
+                    y.conn,
+                    y.count,
+                    y.datatype,
+                    int_value(b, r)?
+                ),
+                (_, Some(r)) => format!(
+                    "MPI_Gather({}, {}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    x.conn,
+                    x.count,
+                    x.datatype,
+                    y.conn,
+                    per_rank(&y),
+                    y.datatype,
+                    int_value(b, r)?
+                ),
+                _ => unreachable!("a rooted call has a root"),
+            };
+            code.push_str(&line);
+        }
+        MpiCall::Isend | MpiCall::Irecv | MpiCall::Wait | MpiCall::Waitall | MpiCall::Dummy => {
+            unreachable!("handled above")
+        }
+    }
+    let code = format!("{pre}{code}{post}");
+    Ok(Some(tasklet(b, code)))
+}
+
+fn tasklet(b: &Builder, code: String) -> Tasklet {
+    let mut inputs = NameMap::default();
+    let mut outputs = NameMap::default();
+    for o in &b.ops {
+        let is_buffer = o.conn.ends_with("buffer");
+        let t = if is_buffer {
+            ConnType::Pointer(o.desc.dtype)
+        } else {
+            ConnType::Scalar(o.desc.dtype)
+        };
+        if b.is_input(o) {
+            inputs.insert(o.conn.clone(), t);
+        } else {
+            outputs.insert(o.conn.clone(), t);
+        }
+    }
+    let block = |code: &str| CodeBlock {
+        code: code.to_string(),
+        language: Language::Cpp,
+    };
+    Tasklet {
+        code: block(&code),
+        stmts: Vec::new(),
+        code_global: block(""),
+        code_init: block(""),
+        code_exit: block(""),
+        // Communication is an effect of its own (a Send writes nothing).
+        side_effects: true,
+        callback: false,
+        inputs,
+        outputs,
+        environments: vec![ENVIRONMENT.to_string()],
+    }
+}

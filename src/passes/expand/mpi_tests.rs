@@ -1,0 +1,218 @@
+//! The MPI nodes (fixtures/mpi, saved by DaCe 1.0.2): each becomes one C++
+//! tasklet of DaCe's MPI environment with the call, counts and datatypes of
+//! DaCe's expansion; what is not implemented is refused at the node.
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn text(case: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/mpi")
+        .join(format!("{case}.sdfg"));
+    std::fs::read_to_string(p).expect("fixture reads")
+}
+
+fn load(case: &str) -> Sdfg {
+    let sdfg = crate::front::json::load_str(&text(case)).expect("fixture loads");
+    crate::valid::validate(&sdfg).expect("fixture is valid");
+    sdfg
+}
+
+/// Every MPI tasklet's code, in program order (nested SDFGs included).
+fn mpi_code(sdfg: &Sdfg) -> Vec<String> {
+    let mut out = Vec::new();
+    sdfg.for_each_sdfg(&mut |s| {
+        each_node(&s.body, &mut |n| {
+            if let NodeKind::Tasklet(t) = &n.kind
+                && mpi::calls_mpi(t)
+            {
+                out.push(t.code.code.clone());
+            }
+        })
+    });
+    out
+}
+
+fn library_nodes(sdfg: &Sdfg) -> usize {
+    let mut k = 0;
+    sdfg.for_each_sdfg(&mut |s| {
+        each_node(&s.body, &mut |n| {
+            k += matches!(n.kind, NodeKind::Library(_)) as usize;
+        })
+    });
+    k
+}
+
+fn expand_err(sdfg: &mut Sdfg, gpu: bool) -> String {
+    expand_for(sdfg, crate::options::Blas::None, gpu)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn every_mpi_fixture_becomes_mpi_calls() {
+    for (case, calls) in [
+        (
+            "bcast_work",
+            &["MPI_Bcast(_outbuffer, static_cast<int>(N), MPI_DOUBLE"][..],
+        ),
+        (
+            "reduce_max",
+            &["MPI_Reduce(_inbuffer, _outbuffer, static_cast<int>(N), MPI_FLOAT, MPI_MAX"][..],
+        ),
+        (
+            "allreduce_sum",
+            &["MPI_Allreduce(_inbuffer, _outbuffer, static_cast<int>(N), MPI_LONG_LONG, MPI_SUM"][..],
+        ),
+        (
+            "scatter_gather",
+            &[
+                "MPI_Scatter(_inbuffer, static_cast<int>((N * size) / __sdfgc_size), MPI_DOUBLE, _outbuffer, static_cast<int>(N)",
+                "MPI_Gather(_inbuffer, static_cast<int>(N), MPI_DOUBLE, _outbuffer, static_cast<int>((N * size) / __sdfgc_size)",
+            ][..],
+        ),
+        (
+            "alltoall_i32",
+            &["MPI_Alltoall(_inbuffer, static_cast<int>((N * size) / __sdfgc_size), MPI_INT"][..],
+        ),
+        (
+            "allgather_i64",
+            &[
+                "MPI_Allgather(_inbuffer, static_cast<int>(N), MPI_LONG_LONG, _outbuffer, static_cast<int>((N * size) / __sdfgc_size)",
+            ][..],
+        ),
+    ] {
+        let mut sdfg = load(case);
+        assert!(library_nodes(&sdfg) > 0, "{case}");
+        expand(&mut sdfg, crate::options::Blas::None).unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert_eq!(library_nodes(&sdfg), 0, "{case}");
+        assert!(mpi::mpi_in(&sdfg), "{case}");
+        let code = mpi_code(&sdfg).join("\n");
+        for call in calls {
+            assert!(code.contains(call), "{case}: no {call} in\n{code}");
+        }
+        assert!(code.contains("MPI_COMM_WORLD"), "{case}");
+    }
+}
+
+/// A column block of a row-major matrix is one vector datatype (rows of
+/// two elements at the matrix's row stride); the contiguous receive is not.
+#[test]
+fn a_strided_send_is_a_vector_datatype() {
+    let mut sdfg = load("ring");
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
+    let code = mpi_code(&sdfg).join("\n");
+    assert!(
+        code.contains("MPI_Type_vector(static_cast<int>(M), static_cast<int>(2), static_cast<int>(N), MPI_DOUBLE"),
+        "{code}"
+    );
+    assert!(
+        code.contains("MPI_Send(_buffer, 1, __sdfgc_buffer_type"),
+        "{code}"
+    );
+    assert!(
+        code.contains("MPI_Type_free(&__sdfgc_buffer_type)"),
+        "{code}"
+    );
+    assert!(
+        code.contains("MPI_Recv(_buffer, static_cast<int>(M * 2), MPI_DOUBLE"),
+        "{code}"
+    );
+}
+
+/// In place (input and output one container): MPI_IN_PLACE.
+#[test]
+fn an_allreduce_on_one_container_is_in_place() {
+    let mut sdfg = load("allreduce_sum");
+    for b in &mut sdfg.body.blocks {
+        if let BlockKind::State(st) = &mut b.kind {
+            for e in &mut st.edges {
+                if e.memlet.data.as_deref() == Some("outbuf") {
+                    e.memlet.data = Some("inbuf".into());
+                }
+            }
+        }
+    }
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
+    let code = mpi_code(&sdfg).join("\n");
+    assert!(
+        code.contains("MPI_Allreduce(MPI_IN_PLACE, _outbuffer"),
+        "{code}"
+    );
+}
+
+#[test]
+fn a_buffer_without_an_mpi_datatype_is_refused() {
+    let mut sdfg = load("allreduce_sum");
+    for d in ["inbuf", "outbuf"] {
+        sdfg.arrays.get_mut(d).unwrap().dtype = DType::Float16;
+    }
+    let err = expand_err(&mut sdfg, false);
+    assert!(err.contains("no MPI datatype"), "{err}");
+    assert!(err.contains("float16"), "{err}");
+    assert!(err.contains("/nodes/"), "{err}");
+}
+
+fn set_mpi(sdfg: &mut Sdfg, f: &dyn Fn(&mut LibraryKind)) {
+    for b in &mut sdfg.body.blocks {
+        if let BlockKind::State(st) = &mut b.kind {
+            for n in &mut st.nodes {
+                if let NodeKind::Library(l) = &mut n.kind {
+                    f(&mut l.kind);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_grid_communicator_an_unknown_op_and_nonblocking_calls_are_refused() {
+    let mut sdfg = load("reduce_max");
+    set_mpi(&mut sdfg, &|k| {
+        if let LibraryKind::Mpi { grid, .. } = k {
+            *grid = Some("pgrid".into());
+        }
+    });
+    let err = expand_err(&mut sdfg, false);
+    assert!(err.contains("process grid 'pgrid'"), "{err}");
+
+    let mut sdfg = load("reduce_max");
+    set_mpi(&mut sdfg, &|k| {
+        if let LibraryKind::Mpi { op, .. } = k {
+            *op = Some("MPI_SUM); abort(".into());
+        }
+    });
+    let err = expand_err(&mut sdfg, false);
+    assert!(err.contains("reduction operator"), "{err}");
+
+    let mut sdfg = load("reduce_max");
+    set_mpi(&mut sdfg, &|k| {
+        if let LibraryKind::Mpi { call, .. } = k {
+            *call = MpiCall::Isend;
+        }
+    });
+    let err = expand_err(&mut sdfg, false);
+    assert!(err.contains("Isend"), "{err}");
+    assert!(err.contains("nonblocking"), "{err}");
+}
+
+#[test]
+fn mpi_nodes_on_a_gpu_target_are_refused() {
+    let mut sdfg = load("allgather_i64");
+    let err = expand_err(&mut sdfg, true);
+    assert!(err.contains("MPI Allgather on a GPU target"), "{err}");
+}
+
+/// The nodes of process grids and redistribution are refused by name when
+/// the SDFG is read.
+#[test]
+fn block_scatter_is_refused_by_name() {
+    let t = text("allgather_i64").replace(
+        "dace.libraries.mpi.nodes.allgather.Allgather",
+        "dace.libraries.mpi.nodes.scatter.BlockScatter",
+    );
+    let err = crate::front::json::load_str(&t).unwrap_err().to_string();
+    assert!(err.contains("BlockScatter"), "{err}");
+    assert!(err.contains("process grids"), "{err}");
+}
