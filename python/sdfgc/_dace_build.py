@@ -60,6 +60,9 @@ KNOWN_ENVIRONMENTS = {
     "dace.libraries.blas.environments.cublas.cuBLAS": BLAS_LIBS["cublas"],
 }
 
+# DaCe's MPI environment: flags from MPI's compiler wrapper (`_build.mpi_flags`).
+MPI_ENVIRONMENT = "dace.libraries.mpi.environments.mpi.MPI"
+
 # CMake's CMAKE_CXX_FLAGS_<BUILD_TYPE> for GCC and Clang (appended after CMAKE_CXX_FLAGS).
 BUILD_TYPE_FLAGS = {
     "Debug": ["-g"],
@@ -124,6 +127,11 @@ def cpu_command_parts():
 def environment_flags(names):
     """(compile flags, link flags) of DaCe environments (dotted class names)."""
     compile_flags, link_flags = [], []
+    if MPI_ENVIRONMENT in names:  # MPI's own compiler wrapper says how (DaCe's finds it with CMake)
+        from ._build import mpi_flags
+
+        compile_flags, link_flags = (list(f) for f in mpi_flags("c++"))
+        names = set(names) - {MPI_ENVIRONMENT}
     unknown = sorted(n for n in names if n and n not in KNOWN_ENVIRONMENTS)
     for n in sorted(names):
         for flag in KNOWN_ENVIRONMENTS.get(n, ()):
