@@ -97,7 +97,10 @@ fn loops_of(sdfg: &Sdfg, called_in_loop: bool, out: &mut BTreeMap<u32, (bool, BT
 
 /// What is wrong with the device allocations of one offloaded fixture.
 /// Also counts the persistent and pool device transients.
-fn check(file: &std::path::Path, counts: &mut (usize, usize, usize)) -> Result<Vec<String>, String> {
+fn check(
+    file: &std::path::Path,
+    counts: &mut (usize, usize, usize),
+) -> Result<Vec<String>, String> {
     let mut opts = CompileOptions {
         offload: true,
         ..CompileOptions::new(Target::Cuda)
@@ -216,5 +219,8 @@ fn scoped_mode_still_allocates_per_scope() {
         .iter()
         .filter(|((id, n), t)| p.alloc.is_device(*id, n) && t.memory == Memory::Heap)
         .count();
-    assert!(heap > 0, "scoped mode: no device transient is allocated per scope");
+    assert!(
+        heap > 0,
+        "scoped mode: no device transient is allocated per scope"
+    );
 }
