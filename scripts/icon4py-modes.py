@@ -170,7 +170,8 @@ def allocs_per_call(out, sdfgc, mode, iters):
         syms = sample_symbols(d / "main")
 
         def count(n):
-            env = dict(os.environ, LD_PRELOAD=str(counter), OMP_NUM_THREADS="1")
+            # libgomp mallocs a team per parallel region with one thread (scripts/bench-percall.sh)
+            env = dict(os.environ, LD_PRELOAD=str(counter), OMP_NUM_THREADS=str(max(2, os.cpu_count() or 2)))
             p = sh([str(d / "main"), "--iterations", str(n), *syms], env=env)
             m = re.search(r"malloc_count: (\d+)", p.stderr)
             return int(m.group(1)) if m and p.returncode == 0 else None
