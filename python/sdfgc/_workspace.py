@@ -204,6 +204,14 @@ class Workspace:
         self._handles.add(at)
         return program
 
+    def follow(self, alive, set_):
+        """Registers a program through its own setter (`set_(workspace)`,
+        e.g. DaCe's `CompiledSDFG.set_workspace` for a library DaCe built,
+        which has no checked setter): it gets the buffer now and again after
+        every growth while `alive()` is true."""
+        set_(self)
+        self._programs.append((alive, set_))
+
     def detach(self, handle):
         """Forgets a program attached with `lib=`/`handle=` (call it before
         `__dace_exit_<name>` frees the state): a later growth no longer

@@ -84,3 +84,18 @@ def test_gpu_workspace_without_cupy_or_allocator_is_an_error():
         pass
     with pytest.raises(sdfgc.SdfgcError, match="cupy"):
         sdfgc.Workspace("GPU_Global", nbytes=1024)
+
+
+def test_follow_hands_every_growth_to_a_program_until_it_is_gone():
+    # A library without sdfgc's checked setter (DaCe's own): its setter is a callback.
+    ws = sdfgc.Workspace("CPU_Heap", nbytes=64)
+    seen, alive = [], [True]
+    ws.follow(lambda: alive[0], lambda w: seen.append((w.address, w.nbytes)))
+    assert seen == [(ws.address, 64)]  # handed the buffer at once
+    ws.reserve(4096)
+    assert seen[-1] == (ws.address, 4096) and len(seen) == 2
+    ws.reserve(1024)  # fits: no new buffer, nothing handed
+    assert len(seen) == 2
+    alive[0] = False
+    ws.reserve(8192)
+    assert len(seen) == 2  # gone: never handed a buffer again

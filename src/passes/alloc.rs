@@ -196,6 +196,7 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
     let cx = Ctx {
         mode: opts.mode,
         gpu: opts.target != Target::Cpp,
+        offload: opts.offload,
         top_symbols: &top_symbols,
         to_top: Some(&top),
         in_kernel: false,
@@ -448,6 +449,9 @@ struct Ctx<'a> {
     mode: Option<Mode>,
     /// Compiling for a GPU target.
     gpu: bool,
+    /// The program was offloaded (`--offload`): in the default mode its
+    /// device transients get the lifetime a GPU needs (see [`gpu_lifetime`]).
+    offload: bool,
     top_symbols: &'a BTreeSet<String>,
     /// How the SDFG's symbols map to top-level symbols (None if the SDFG runs
     /// inside a map of a GPU target: its transients stay scoped). On CPU
@@ -625,7 +629,8 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                         in_top_symbols(&bound, m, cx.top_symbols)
                     })
                 });
-                let memory = slice_memory(cx.mode, d, top.clone(), sdfg.id, name, p);
+                let gpu_life = gpu_lifetime(cx, d, true);
+                let memory = slice_memory(cx.mode, gpu_life, d, top.clone(), sdfg.id, name, p);
                 p.device.insert((sdfg.id, name.clone()));
                 p.transients.insert(
                     (sdfg.id, name.clone()),
@@ -686,14 +691,18 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 Storage::CpuHeap
             };
             let external = Memory::External { storage, slot: 0 };
+            let gpu_life = gpu_lifetime(cx, d, device);
             let scoped = if heap_local {
                 Memory::Local
-            } else if device && (cx.mode == Some(Mode::Pool) || (cx.mode.is_none() && d.pool)) {
+            } else if device
+                && (cx.mode == Some(Mode::Pool) || (cx.mode.is_none() && d.pool) || gpu_life)
+            {
                 Memory::Pool
             } else {
                 Memory::Heap
             };
             let wanted = match cx.mode {
+                None if gpu_life => Memory::Persistent,
                 None => match d.lifetime {
                     Lifetime::Persistent | Lifetime::Global => Memory::Persistent,
                     Lifetime::External => external,
@@ -720,7 +729,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 }
                 (Memory::Persistent, Some(_)) => Memory::Persistent,
                 (Memory::External { .. }, None) | (Memory::Persistent, None) => {
-                    if cx.mode.is_none() && !heap_local {
+                    if cx.mode.is_none() && !heap_local && !gpu_life {
                         return Err(Error::unsupported(
                             &d.path,
                             format!(
@@ -823,6 +832,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             let inner = Ctx {
                 mode: cx.mode,
                 gpu: cx.gpu,
+                offload: cx.offload,
                 top_symbols: cx.top_symbols,
                 to_top: mapping.as_ref(),
                 in_kernel: cx.in_kernel || in_gpu_map,
@@ -833,6 +843,24 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             plan_sdfg(&ns.sdfg, &inner, p)
         },
     )
+}
+
+/// True if a device transient of an offloaded program (`--offload`) gets
+/// the lifetime a GPU needs in the default memory mode (no `--mode`), in
+/// place of the SDFG's Scope/State/SDFG lifetimes, which a CPU program had
+/// and which would allocate and free device memory per call, per state or
+/// per loop iteration (each `cudaFree` synchronises the device): persistent
+/// (allocated in `__dace_init_*`, freed in `__dace_exit_*`) where its size
+/// is known at init, else the stream-ordered pool, where its size has a
+/// value. Lifetimes the SDFG asks for (Persistent, Global, External) stay.
+fn gpu_lifetime(cx: &Ctx, d: &DataDesc, device: bool) -> bool {
+    cx.offload
+        && cx.mode.is_none()
+        && device
+        && !matches!(
+            d.lifetime,
+            Lifetime::Persistent | Lifetime::Global | Lifetime::External
+        )
 }
 
 /// What [`visit_nested`] calls for each nested SDFG node: (state, its JSON
@@ -868,18 +896,20 @@ fn visit_nested(r: &Region, f: &mut NestedVisit<'_>) -> Result<()> {
 /// memory need `top`, else the copies are allocated at each launch.
 fn slice_memory(
     mode: Option<Mode>,
+    gpu_life: bool,
     d: &DataDesc,
     top: Option<Expr>,
     sdfg: u32,
     name: &str,
     p: &mut AllocPlan,
 ) -> Memory {
-    let scoped = if mode == Some(Mode::Pool) || (mode.is_none() && d.pool) {
+    let scoped = if mode == Some(Mode::Pool) || (mode.is_none() && d.pool) || gpu_life {
         Memory::Pool
     } else {
         Memory::Heap
     };
     let wanted = match mode {
+        None if gpu_life => Memory::Persistent,
         None => match d.lifetime {
             Lifetime::Persistent | Lifetime::Global => Memory::Persistent,
             Lifetime::External => Memory::External {

@@ -1,0 +1,197 @@
+"""pytest plugin: ICON4Py's stencil tests with gt4py's DaCe CPU backend in
+each of gt4py's transient memory modes, through DaCe's generator or sdfgc
+(`SDFGC_DACE=1`), EXTERNAL with one workspace for the whole session.
+
+    SDFGC_DACE=1 python -m pytest -p sdfgc.icon4py_modes --backend=dace_cpu_external \\
+        --grid=simple ... model/atmosphere/dycore/tests/dycore/stencil_tests
+
+It adds four backends to ICON4Py's `--backend` names, `dace_cpu_scoped`,
+`dace_cpu_persistent`, `dace_cpu_pool` and `dace_cpu_external`: ICON4Py's
+`dace_cpu` (its factory, its per-program options) with
+`optimization_args["transient_memory_mode"]` set, through gt4py 1.2.1's
+`make_dace_backend`.
+
+EXTERNAL: every program of the session gets the same `external_workspace`
+({DeviceType.CPU: buffer}), backed by one `sdfgc.Workspace`: before a
+program's first call (gt4py's `_configure_external_workspace`, after the
+library's `__dace_init_*`) the workspace grows to the program's
+`__dace_get_external_memory_size_CPU_Heap`, and every program served so far
+is handed the new buffer (DaCe's `CompiledSDFG.set_workspace`, the
+`__dace_set_external_memory_CPU_Heap` every library has, DaCe's or
+sdfgc's). Every buffer is poisoned (0xFF bytes: NaN doubles, -1 integers)
+before its first use, so a program that reads a transient before writing it
+reads garbage; after that, programs run in it in any order on what the
+others left there. `--workspace-report FILE` writes, at the end of the
+session, the programs served with their sizes and the workspace's size
+(JSON).
+
+Not part of ICON4Py: load it with `-p sdfgc.icon4py_modes`.
+"""
+
+import json
+import weakref
+
+import pytest
+
+from ._workspace import Workspace, numpy_allocator
+
+MODES = ("scoped", "persistent", "pool", "external")
+POISON = 0xFF
+
+_workspace = None
+_served = []  # (program name, bytes asked)
+
+
+def _poisoned(nbytes, alignment):
+    buf = numpy_allocator(nbytes, alignment)
+    buf[...] = POISON
+    return buf
+
+
+class _WorkspaceView:
+    """The dict value gt4py checks and DaCe reads: the shared workspace's
+    current buffer (its `__array_interface__` and `nbytes`)."""
+
+    def __init__(self, ws):
+        self._ws = ws
+
+    @property
+    def __array_interface__(self):
+        return self._ws.buffer.__array_interface__
+
+    @property
+    def nbytes(self):
+        return self._ws.nbytes
+
+
+def shared_workspace():
+    """The session's one CPU_Heap workspace (made on first use, poisoned)."""
+    global _workspace
+    if _workspace is None:
+        _workspace = Workspace("CPU_Heap", allocator=_poisoned, nbytes=64)
+    return _workspace
+
+
+def _install_growth_hook():
+    """Before gt4py validates and installs the workspace of a program, grow
+    the shared one to that program's size (re-pointing the others)."""
+    import dace
+    from gt4py.next.program_processors.runners.dace.workflow import compilation
+
+    cls = compilation.CompiledDaceProgram
+    if getattr(cls, "_sdfgc_shared_workspace", False):
+        return
+    original = cls._configure_external_workspace
+
+    def configure(self, **kwargs):
+        csdfg = self.sdfg_program
+        csdfg.initialize(**kwargs)
+        sizes = csdfg.get_workspace_sizes()
+        need = sizes.get(dace.StorageType.CPU_Heap, 0)
+        if need:
+            ws = shared_workspace()
+            ws.reserve(need)
+            _served.append((csdfg.sdfg.name, int(need)))
+        original(self, **kwargs)
+        if need:
+            ref = weakref.ref(csdfg)
+            at = csdfg._libhandle
+
+            def alive():
+                c = ref()
+                return c is not None and c._initialized and c._libhandle is at
+
+            # gt4py installed it; later growths re-point it.
+            ws.follow(alive, lambda w: ref().set_workspace(dace.StorageType.CPU_Heap, _WorkspaceView(w)))
+
+    cls._configure_external_workspace = configure
+    cls._sdfgc_shared_workspace = True
+
+
+def _factory(original):
+    """ICON4Py's `make_custom_dace_backend` with one more key of the backend
+    descriptor, `sdfgc_mode`: the transient memory mode (and for EXTERNAL the
+    session's workspace). ICON4Py's per-program options (`get_dace_options`,
+    which it applies only to descriptors whose factory is its own, looked
+    up at call time) still apply."""
+    from gt4py._core import definitions as core_defs
+    from gt4py.next.program_processors.runners import dace as gtx_dace
+    from gt4py.next.program_processors.runners.dace.transformations import TransientMemoryMode
+
+    def make_custom_dace_backend(*, sdfgc_mode=None, **descriptor):
+        if sdfgc_mode is None:
+            return original(**descriptor)
+        tmm = TransientMemoryMode[sdfgc_mode.upper()]
+        external = None
+        if tmm is TransientMemoryMode.EXTERNAL:
+            _install_growth_hook()
+            external = {core_defs.DeviceType.CPU: _WorkspaceView(shared_workspace())}
+        args = dict(descriptor.get("optimization_args") or {})
+        args["transient_memory_mode"] = tmm
+        # As ICON4Py's factory, plus the mode and the workspace.
+        return gtx_dace.make_dace_backend(
+            gpu=False,
+            auto_optimize=descriptor.get("auto_optimize", True),
+            async_sdfg_call=descriptor.get("async_sdfg_call", True),
+            optimization_args=args,
+            external_workspace=external,
+            unstructured_horizontal_has_unit_stride=True,
+            use_metrics=descriptor.get("use_metrics", True),
+            use_zero_origin=descriptor.get("use_zero_origin", False),
+            use_max_domain_range_on_unstructured_shift=descriptor.get(
+                "use_max_domain_range_on_unstructured_shift"),
+        )
+
+    make_custom_dace_backend.sdfgc_original = original
+    return make_custom_dace_backend
+
+
+def register():
+    """Adds `dace_cpu_<mode>` to ICON4Py's backends (`--backend=dace_cpu_external`)."""
+    from icon4py.model.common import model_backends
+
+    original = getattr(model_backends.make_custom_dace_backend, "sdfgc_original", None)
+    if original is None:
+        original = model_backends.make_custom_dace_backend
+        wrapped = _factory(original)
+        model_backends.make_custom_dace_backend = wrapped
+        for desc in model_backends.BACKENDS.values():
+            if isinstance(desc, dict) and desc.get("backend_factory") is original:
+                desc["backend_factory"] = wrapped
+    wrapped = model_backends.make_custom_dace_backend
+    for mode in MODES:
+        model_backends.BACKENDS[f"dace_cpu_{mode}"] = {
+            "backend_factory": wrapped, "device": model_backends.CPU, "sdfgc_mode": mode}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("sdfgc")
+    group.addoption("--workspace-report", default=None,
+                    help="EXTERNAL: write the shared workspace's programs and size here (JSON)")
+
+
+def pytest_configure(config):
+    register()
+    backend = config.getoption("--backend", default=None) or ""
+    if backend.startswith("dace_cpu_"):
+        config._sdfgc_mode = backend[len("dace_cpu_"):]
+
+
+def pytest_report_header(config):
+    mode = getattr(config, "_sdfgc_mode", None)
+    if mode:
+        return f"sdfgc.icon4py_modes: dace_cpu with transient_memory_mode={mode.upper()}"
+    return None
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--workspace-report")
+    if not path:
+        return
+    ws = _workspace
+    with open(path, "w") as f:
+        json.dump({
+            "mode": getattr(session.config, "_sdfgc_mode", None),
+            "workspace_bytes": ws.nbytes if ws else 0,
+            "programs": [{"name": n, "bytes": b} for n, b in _served],
+        }, f, indent=1)
