@@ -48,7 +48,7 @@ def write_case(name, description, variants, symbols, inputs, expected, tol, feat
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     args = []
-    for n in variants['program.sdfg'].arg_names:
+    for n in [k for k, v in variants['program.sdfg'].arglist().items() if isinstance(v, dace.data.Array)]:
         v = inputs[n]
         v.tofile(os.path.join(d, f'{n}.in.bin'))
         a = {'name': n, 'dtype': str(v.dtype), 'shape': list(v.shape), 'kind': 'array', 'file': f'{n}.in.bin',
