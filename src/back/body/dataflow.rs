@@ -2,11 +2,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::back::body::copies::{self, CopySides};
 use crate::back::body::function::{Access, FnWriter};
-use crate::back::body::kernel::contiguous;
 use crate::back::body::views;
 use crate::diag::{Error, Result};
-use crate::ir::simplify::{free_symbols, simplify};
+use crate::ir::simplify::{free_symbols, probably_equal, simplify};
 use crate::ir::*;
 use crate::passes::{AllocScope, Memory};
 
@@ -478,45 +478,20 @@ impl FnWriter<'_> {
             })
     }
 
-    /// The full range of a container.
-    fn full_range(d: &DataDesc) -> Subset {
-        d.shape
-            .iter()
-            .map(|s| RangeDim {
-                start: Expr::Int(0),
-                end: simplify(&Expr::bin(BinaryOp::Sub, s.clone(), Expr::Int(1))),
-                step: Expr::Int(1),
-                tile: Expr::Int(1),
-            })
-            .collect()
+    /// Source and destination subsets and element count of a copy edge
+    /// (see [`copies`]).
+    pub(crate) fn copy_sides(&self, m: &Memlet, src: &str, dst: &str) -> CopySides {
+        copies::copy_sides(
+            m,
+            (src, &self.sdfg.arrays[src]),
+            (dst, &self.sdfg.arrays[dst]),
+        )
     }
 
     /// Source and destination subsets of a copy edge.
     pub(crate) fn copy_subsets(&self, m: &Memlet, src: &str, dst: &str) -> (Subset, Subset) {
-        let sd = &self.sdfg.arrays[src];
-        let dd = &self.sdfg.arrays[dst];
-        let data_is_src = match m.is_data_src {
-            Some(v) if m.data.as_deref() == Some(src) || m.data.as_deref() == Some(dst) => {
-                if m.data.as_deref() == Some(src) && m.data.as_deref() == Some(dst) {
-                    v
-                } else {
-                    m.data.as_deref() == Some(src)
-                }
-            }
-            _ => m.data.as_deref() == Some(src),
-        };
-        let (own, other_desc) = if data_is_src { (sd, dd) } else { (dd, sd) };
-        let own_sub = m.subset.clone().unwrap_or_else(|| Self::full_range(own));
-        let other_sub = match &m.other_subset {
-            Some(o) => o.clone(),
-            None if own_sub.len() == other_desc.rank() => own_sub.clone(),
-            None => Self::full_range(other_desc),
-        };
-        if data_is_src {
-            (own_sub, other_sub)
-        } else {
-            (other_sub, own_sub)
-        }
+        let c = self.copy_sides(m, src, dst);
+        (c.src, c.dst)
     }
 
     /// A copy at access node `id`; device copies are stream operations.
@@ -550,13 +525,13 @@ impl FnWriter<'_> {
         if self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst)) {
             return self.device_copy(e, src, dst);
         }
-        let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
+        let sides = self.copy_sides(&e.memlet, src, dst);
         self.out.line(format!("// copy {src} -> {dst}"));
-        if self.contiguous_copy(e, src, dst, &ss, &ds) {
+        if self.contiguous_copy(e, src, dst, &sides) {
             return Ok(());
         }
-        let counters = self.copy_loops(&ss, &ds);
-        let (src_idx, dst_idx, loops) = counters;
+        let (src_idx, dst_idx, loops) = self.copy_loops(&sides);
+        let ds = sides.dst;
         let sd = self.sdfg.arrays[src].clone();
         let dd = self.sdfg.arrays[dst].clone();
         for l in &loops {
@@ -589,30 +564,17 @@ impl FnWriter<'_> {
     }
 
     /// A plain host copy between two contiguous runs of the same element
-    /// type, written as one `sdfgc_copy` (memcpy; `sdfgc_move` where both
-    /// sides may be parts of one container). False (nothing written) for
-    /// any other copy, which the caller writes as loops.
-    fn contiguous_copy(
-        &mut self,
-        e: &DataEdge,
-        src: &str,
-        dst: &str,
-        ss: &Subset,
-        ds: &Subset,
-    ) -> bool {
+    /// type laid out alike ([`copies::one_run`]), written as one
+    /// `sdfgc_copy` (memcpy; `sdfgc_move` where both sides may be parts of
+    /// one container). False (nothing written) for any other copy, which the
+    /// caller writes as loops.
+    fn contiguous_copy(&mut self, e: &DataEdge, src: &str, dst: &str, c: &CopySides) -> bool {
         let (sd, dd) = (&self.sdfg.arrays[src], &self.sdfg.arrays[dst]);
-        let count = simplify(
-            &ss.iter()
-                .map(RangeDim::extent)
-                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
-                .unwrap_or(Expr::Int(1)),
-        );
         if self.in_kernel
             || e.memlet.wcr.is_some()
             || sd.dtype != dd.dtype
-            || count == Expr::Int(1)
-            || !contiguous(sd, ss)
-            || !contiguous(dd, ds)
+            || c.count == Expr::Int(1)
+            || !copies::one_run(c, sd, dd)
         {
             return false;
         }
@@ -624,25 +586,22 @@ impl FnWriter<'_> {
         };
         let line = format!(
             "{f}({}, {}, {});",
-            self.subset_pointer(dst, dd, ds),
-            self.subset_pointer(src, sd, ss),
-            self.sym(&count)
+            self.subset_pointer(dst, dd, &c.dst),
+            self.subset_pointer(src, sd, &c.src),
+            self.sym(&c.count)
         );
         self.out.line(line);
         true
     }
 
-    /// Loop headers and per-side indices that walk two subsets with the same
-    /// number of elements in step (pairing their non-unit dimensions, or
-    /// flattening both in row-major order when the shapes differ).
-    fn copy_loops(&mut self, ss: &Subset, ds: &Subset) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
+    /// Loop headers and per-side indices that walk the two subsets of a copy
+    /// in step, `c.count` elements: dimension by dimension where their
+    /// non-unit extents agree pairwise, else one counter with both sides
+    /// flattened in row-major order (each index taken modulo its extent, so
+    /// neither side leaves its subset).
+    fn copy_loops(&mut self, c: &CopySides) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
+        let (ss, ds) = (&c.src, &c.dst);
         let extent = RangeDim::extent;
-        let nonunit = |s: &Subset| -> Vec<usize> {
-            (0..s.len())
-                .filter(|&k| extent(&s[k]) != Expr::Int(1))
-                .collect()
-        };
-        let (sn, dn) = (nonunit(ss), nonunit(ds));
         let at = |r: &RangeDim, i: Expr| {
             simplify(&Expr::bin(
                 BinaryOp::Add,
@@ -653,8 +612,10 @@ impl FnWriter<'_> {
         let mut sidx: Vec<Expr> = ss.iter().map(|r| r.start.clone()).collect();
         let mut didx: Vec<Expr> = ds.iter().map(|r| r.start.clone()).collect();
         let mut loops = Vec::new();
-        if sn.len() == dn.len() {
-            for (k, (&a, &b)) in sn.iter().zip(&dn).enumerate() {
+        if let Some(pairs) = copies::paired_dims(ss, ds)
+            && probably_equal(&copies::element_count(ss), &c.count)
+        {
+            for (k, (a, b)) in pairs.into_iter().enumerate() {
                 let v = format!("__c{k}");
                 let n = self.sym(&extent(&ss[a]));
                 loops.push(format!("for (int64_t {v} = 0; {v} < {n}; ++{v})"));
@@ -662,24 +623,19 @@ impl FnWriter<'_> {
                 didx[b] = at(&ds[b], Expr::sym(v));
             }
         } else {
-            let total = sn
-                .iter()
-                .map(|&a| extent(&ss[a]))
-                .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
-                .unwrap_or(Expr::Int(1));
-            let n = self.sym(&total);
+            let n = self.sym(&c.count);
             loops.push(format!("for (int64_t __c = 0; __c < {n}; ++__c)"));
-            let decompose = |s: &Subset, dims: &[usize], idx: &mut Vec<Expr>| {
+            let decompose = |s: &Subset, idx: &mut Vec<Expr>| {
                 let mut inner = Expr::Int(1);
-                for &k in dims.iter().rev() {
+                for k in copies::nonunit(s).into_iter().rev() {
                     let q = Expr::bin(BinaryOp::FloorDiv, Expr::sym("__c"), inner.clone());
                     let i = Expr::bin(BinaryOp::Mod, q, extent(&s[k]));
                     idx[k] = at(&s[k], i);
                     inner = Expr::bin(BinaryOp::Mul, inner, extent(&s[k]));
                 }
             };
-            decompose(ss, &sn, &mut sidx);
-            decompose(ds, &dn, &mut didx);
+            decompose(ss, &mut sidx);
+            decompose(ds, &mut didx);
         }
         (sidx, didx, loops)
     }

@@ -5,12 +5,13 @@
 
 use std::collections::BTreeSet;
 
+use crate::back::body::copies;
 use crate::back::body::dataflow::{StateCtx, sanitize};
 use crate::back::body::function::{Access, FnWriter};
 use crate::back::body::threadblock::{BlockCtx, axis_params};
 use crate::back::emit::Emitter;
 use crate::diag::{Error, Result};
-use crate::ir::simplify::simplify;
+use crate::ir::simplify::{probably_equal, simplify};
 use crate::ir::*;
 use crate::passes::slices::{self, KernelSlice};
 use crate::passes::{AllocScope, Memory};
@@ -579,7 +580,7 @@ impl FnWriter<'_> {
     /// A copy between containers of which at least one is in device memory.
     pub(crate) fn device_copy(&mut self, e: &DataEdge, src: &str, dst: &str) -> Result<()> {
         let g = self.gpu.expect("GPU target");
-        let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
+        let sides = self.copy_sides(&e.memlet, src, dst);
         let sd = self.data_desc(src, &e.path)?;
         let dd = self.data_desc(dst, &e.path)?;
         if e.memlet.wcr.is_some() {
@@ -596,18 +597,14 @@ impl FnWriter<'_> {
             (true, false) => "MemcpyDeviceToHost",
             _ => "MemcpyDeviceToDevice",
         };
-        let count = ss
-            .iter()
-            .map(RangeDim::extent)
-            .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
-            .unwrap_or(Expr::Int(1));
-        if contiguous(sd, &ss) && contiguous(dd, &ds) && sd.dtype == dd.dtype {
+        let (ss, ds, count) = (&sides.src, &sides.dst, &sides.count);
+        if copies::one_run(&sides, sd, dd) && sd.dtype == dd.dtype {
             let src_ptr = self.subset_pointer(src, sd, &ss);
             let dst_ptr = self.subset_pointer(dst, dd, &ds);
             let bytes = format!(
                 "sizeof({}) * static_cast<size_t>({})",
                 sd.dtype.ctype(),
-                self.sym(&count)
+                self.sym(count)
             );
             self.out.line(format!("// copy {src} -> {dst}"));
             self.out.line(format!(
@@ -629,8 +626,10 @@ impl FnWriter<'_> {
         if !(hs && hd)
             && sd.dtype == dd.dtype
             && same_layout(sd, dd)
-            && from_zero(&ss)
-            && same_subset(&ss, &ds)
+            && from_zero(ss)
+            && from_zero(ds)
+            && same_subset(ss, ds)
+            && probably_equal(&copies::element_count(ss), count)
         {
             let span = ss
                 .iter()
@@ -674,11 +673,11 @@ impl FnWriter<'_> {
             ));
         }
         // Device to device, strided: a grid-stride kernel over the flattened elements.
-        let total = self.sym(&count);
+        let total = self.sym(count);
         let name = self.kernel_name(&format!("copy_{src}_{dst}"));
         let exprs: Vec<&Expr> = ss
             .iter()
-            .chain(&ds)
+            .chain(ds.iter())
             .flat_map(|r| [&r.start, &r.end, &r.step])
             .collect();
         let mut syms: BTreeSet<String> = BTreeSet::new();
@@ -719,7 +718,7 @@ impl FnWriter<'_> {
                 args.push(n);
             }
         }
-        let (sidx, didx) = self.flat_copy_indices(&ss, &ds);
+        let (sidx, didx) = self.flat_copy_indices(ss, ds);
         let body = format!(
             "    for (int64_t __c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; __c < {total}; __c += int64_t(blockDim.x) * gridDim.x) {{\n        {} = {};\n    }}\n",
             self.element(dst, dd, &didx),
@@ -770,7 +769,6 @@ impl FnWriter<'_> {
     }
 }
 
-/// True if the subset of `d` is one contiguous run of memory.
 /// Same rank and strides.
 fn same_layout(a: &DataDesc, b: &DataDesc) -> bool {
     a.rank() == b.rank()
@@ -792,26 +790,4 @@ fn same_subset(a: &Subset, b: &Subset) -> bool {
         && a.iter()
             .zip(b)
             .all(|(x, y)| crate::ir::simplify::probably_equal(&x.end, &y.end))
-}
-
-pub(crate) fn contiguous(d: &DataDesc, sub: &Subset) -> bool {
-    if sub.len() != d.rank() {
-        return false;
-    }
-    let mut dims: Vec<usize> = (0..sub.len())
-        .filter(|&k| sub[k].extent() != Expr::Int(1))
-        .collect();
-    if dims.iter().any(|&k| simplify(&sub[k].step) != Expr::Int(1)) {
-        return false;
-    }
-    let same = |a: &Expr, b: &Expr| crate::ir::simplify::probably_equal(a, b);
-    let mut expected = Expr::Int(1);
-    while !dims.is_empty() {
-        let Some(pos) = dims.iter().position(|&k| same(&d.strides[k], &expected)) else {
-            return false;
-        };
-        let k = dims.remove(pos);
-        expected = simplify(&Expr::bin(BinaryOp::Mul, expected, sub[k].extent()));
-    }
-    true
 }

@@ -5,6 +5,7 @@
 //! differ only in the file skeleton and in the memory and stream APIs.
 
 pub mod constants;
+mod copies;
 mod dataflow;
 mod function;
 mod hostsync;

@@ -422,16 +422,12 @@ impl FnWriter<'_> {
                 ),
             ));
         }
-        let (ss, ds) = self.copy_subsets(&e.memlet, src, dst);
-        let count = ss
-            .iter()
-            .map(RangeDim::extent)
-            .reduce(|x, y| Expr::bin(BinaryOp::Mul, x, y))
-            .unwrap_or(Expr::Int(1));
-        let total = self.sym(&count);
+        let sides = self.copy_sides(&e.memlet, src, dst);
+        let (ss, ds) = (&sides.src, &sides.dst);
+        let total = self.sym(&sides.count);
         let sd = self.data_desc(src, &e.path)?;
         let dd = self.data_desc(dst, &e.path)?;
-        let (sidx, didx) = self.flat_copy_indices(&ss, &ds);
+        let (sidx, didx) = self.flat_copy_indices(ss, ds);
         self.block_phase(&phase);
         self.out
             .line(format!("// copy {src} -> {dst} (split over the block)"));
