@@ -609,6 +609,62 @@ def nested_shared_accumulator(x: dace.float64[N], r: dace.float64[1]):
     r[0] = _accumulate_into_local(x)
 
 
+@program
+def ufunc_float_runtime(a: dace.float64[N], b: dace.float64[N], c: dace.float64[N], d: dace.float32[N],
+                        e: dace.float32[N], s: dace.float32[N]):
+    # NumPy ufuncs whose DaCe tasklets call DaCe's runtime functions
+    # (py_floor, py_mod, cpp_mod, np_float_pow, heaviside, deg2rad, rad2deg,
+    # nextafter, ldexp): Python's floor and modulo on floats, C's fmod.
+    c[:] = (np.floor_divide(a, b) + np.mod(a, b) + np.fmod(a, b) + np.float_power(np.abs(a), b)
+            + np.heaviside(a, b) + np.deg2rad(a) + np.rad2deg(b) + np.ldexp(a, 3))
+    # `nextafter(x, inf) - x` (np.spacing) of float32 steps by a float's ulp.
+    s[:] = np.spacing(d) * np.float32(1e6) + np.nextafter(d, e)
+
+
+@program
+def ufunc_int_runtime(a: dace.int64[N], b: dace.int64[N], c: dace.int64[N]):
+    # Integer py_floor and py_mod (rounding toward negative infinity), gcd, lcm.
+    bb = b - 2
+    bb[:] = np.where(bb == 0, 3, bb)
+    c[:] = np.floor_divide(a - 2, bb) * 100 + np.mod(a - 2, bb) * 10 + np.gcd(a, b) + np.lcm(a, b) * 1000
+
+
+@program
+def ufunc_two_outputs(f: dace.float64[N], g: dace.float64[N], q: dace.float64[N], r: dace.float64[N],
+                      e: dace.int32[N]):
+    # The ufuncs with two outputs (DaCe's py_divmod, np_modf, np_frexp).
+    q[:], r[:] = np.divmod(f * 3.0, g + 1.5)
+    i, h = np.modf(f * 3.0)
+    m, e[:] = np.frexp(f * 5.0)
+    g[:] = i * 10.0 + h + m * 100.0
+
+
+@program
+def optional_array_branch(a: dace.float64[N], b: dace.float64[N], out: dace.float64[N]):
+    # `is None` / `is not None` of arrays become interstate conditions
+    # (`b == nullptr` in DaCe's C++); here both are given.
+    if b is None:
+        out[:] = a
+    elif a is not None:
+        out[:] = a + b
+    else:
+        out[:] = b
+
+
+@program
+def tasklet_lambda_printf(a: dace.float64[N], o: dace.float64[N]):
+    # A lambda assigned in a tasklet (a C++ lambda in DaCe's code) and a
+    # printf with a string literal (output on stdout; the data is checked).
+    for i in dace.map[0:N]:
+        with dace.tasklet:
+            x << a[i]
+            y >> o[i]
+            sq = lambda x: x * x + 1.0
+            y = sq(x) + sq(2.0 * x)
+            if y > 100.0:
+                printf("big value %f\n", y)
+
+
 def save_variants(name, prog, out, variants):
     """Writes the program's SDFG variants; returns [(variant, path)]."""
     from dace.transformation.auto import auto_optimize as aopt

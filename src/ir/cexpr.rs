@@ -129,6 +129,114 @@ SDFGC_HD auto sdfgc_ipow(T base, int exp) -> decltype(base * base) {
 #endif
 "#;
 
+/// C++ helpers of DaCe's runtime functions behind NumPy ufuncs
+/// (`heaviside`, `gcd`, `py_divmod`, ... of `dace/math.h`, same formulas)
+/// and of `printf` in tasklets; after [`PRELUDE`], only in files that use
+/// one of [`NUMPY_HELPERS`].
+pub const PRELUDE_NUMPY: &str = r#"#ifndef SDFGC_PRELUDE_NUMPY_INCLUDED
+#define SDFGC_PRELUDE_NUMPY_INCLUDED
+#include <cstdarg>
+#include <cstdio>
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
+using std::nextafter; using std::ldexp; using std::modf; using std::frexp;
+#endif
+// printf of Python tasklets (host code): the format is the tasklet's string,
+// the arguments are promoted as printf's (no compile-time format check).
+__attribute__((unused)) static inline int sdfgc_printf(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  int n = std::vprintf(format, args);
+  va_end(args);
+  return n;
+}
+// DaCe's runtime functions behind NumPy ufuncs (dace/math.h), same formulas.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_heaviside(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  return (a < 0) ? R(0) : ((a > 0) ? R(1) : R(b));
+}
+template <typename T>
+SDFGC_HD T sdfgc_heaviside(T a) {
+  return (a > 0) ? T(1) : T(0);
+}
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_gcd(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  R x = a < 0 ? R(-a) : R(a), y = b < 0 ? R(-b) : R(b);
+  while (y != 0) {
+    R t = x % y;
+    x = y;
+    y = t;
+  }
+  return x;
+}
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_lcm(A a, B b) -> decltype(a + b) {
+  using R = decltype(a + b);
+  if (a == 0 || b == 0) return R(0);
+  R x = a < 0 ? R(-a) : R(a), y = b < 0 ? R(-b) : R(b);
+  return (x / sdfgc_gcd(x, y)) * y;
+}
+template <typename T>
+SDFGC_HD T sdfgc_deg2rad(T a) {
+  return T(a * 3.14159265358979323846 / T(180));
+}
+template <typename T>
+SDFGC_HD T sdfgc_rad2deg(T a) {
+  return T(a * T(180) / 3.14159265358979323846);
+}
+template <typename T, typename Q, typename R>
+SDFGC_HD void sdfgc_py_divmod(T a, T b, Q &q, R &r) {
+  if constexpr (std::is_integral<T>::value) {
+    T qq = a / b, rr = a % b;
+    if constexpr (std::is_signed<T>::value) {
+      T corr = T((rr != 0) & ((rr < 0) != (b < 0)));
+      qq -= corr;
+      rr += corr * b;
+    }
+    q = Q(qq);
+    r = R(rr);
+  } else {
+    T qq = T(floor(a / b));
+    q = Q(qq);
+    r = R(a - qq * b);
+  }
+}
+template <typename T, typename I, typename F>
+SDFGC_HD void sdfgc_np_modf(T a, I &integral, F &fractional) {
+  if constexpr (std::is_integral<T>::value) {
+    integral = I(double(a));
+    fractional = F(0);
+  } else {
+    T ip;
+    fractional = F(modf(a, &ip));
+    integral = I(ip);
+  }
+}
+template <typename T, typename M, typename E>
+SDFGC_HD void sdfgc_np_frexp(T a, M &mantissa, E &exponent) {
+  int e = 0;
+  mantissa = M(frexp(a, &e));
+  exponent = E(e);
+}
+#endif
+"#;
+
+/// Names whose use in a file brings in [`PRELUDE_NUMPY`].
+pub const NUMPY_HELPERS: &[&str] = &[
+    "sdfgc_heaviside(",
+    "sdfgc_gcd(",
+    "sdfgc_lcm(",
+    "sdfgc_deg2rad(",
+    "sdfgc_rad2deg(",
+    "sdfgc_py_divmod(",
+    "sdfgc_np_modf(",
+    "sdfgc_np_frexp(",
+    "sdfgc_printf(",
+    "nextafter(",
+    "ldexp(",
+];
+
 /// C++ precedence levels (higher binds tighter).
 const PRIMARY: u8 = 16;
 const UNARY: u8 = 15;
@@ -398,6 +506,30 @@ impl CExprPrinter<'_> {
             Func::CopySign => "copysign",
             Func::Fmod => "fmod",
             Func::CMod => "sdfgc_cmod",
+            Func::PyFloor => "sdfgc_floordiv",
+            Func::PyMod => "sdfgc_pymod",
+            Func::FloatPow => {
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|a| format!("static_cast<double>({})", self.print(a)))
+                    .collect();
+                return format!("pow({})", a.join(", "));
+            }
+            Func::Heaviside => "sdfgc_heaviside",
+            Func::Gcd => "sdfgc_gcd",
+            Func::Lcm => "sdfgc_lcm",
+            Func::Deg2Rad => "sdfgc_deg2rad",
+            Func::Rad2Deg => "sdfgc_rad2deg",
+            Func::NextAfter => "nextafter",
+            Func::Ldexp => "ldexp",
+            Func::DivMod => "sdfgc_py_divmod",
+            Func::Modf => "sdfgc_np_modf",
+            Func::Frexp => "sdfgc_np_frexp",
+            // The writers print the operand as the pointer it is.
+            Func::IsNone => {
+                let a = args.first().map(|a| self.print(a)).unwrap_or_default();
+                return format!("({a} == nullptr)");
+            }
         };
         self.helper(name, &refs)
     }

@@ -170,6 +170,45 @@ pub enum Func {
     Conj,
     /// `complex(re, im)`, and a Python imaginary literal `2j` as `complex(0.0, 2.0)`: a `complex128`.
     Complex,
+    /// DaCe's `py_floor(a, b)` (`np.floor_divide`): Python's floor division
+    /// (integers rounded toward negative infinity, `floor(a / b)` otherwise).
+    PyFloor,
+    /// DaCe's `py_mod(a, b)` (`np.mod`, `np.remainder`): Python's `%` (the
+    /// result has the sign of `b`).
+    PyMod,
+    /// DaCe's `np_float_pow(a, b)` (`np.float_power`): `pow` in double precision.
+    FloatPow,
+    /// DaCe's `heaviside(a, b)`: 0 for `a < 0`, 1 for `a > 0`, `b` otherwise
+    /// (`heaviside(a)`: 1 for `a > 0`, 0 otherwise).
+    Heaviside,
+    /// `gcd(a, b)` of integers (non-negative).
+    Gcd,
+    /// `lcm(a, b)` of integers (non-negative).
+    Lcm,
+    /// DaCe's `deg2rad(a)`: `a * pi / 180` in the type of `a`.
+    Deg2Rad,
+    /// DaCe's `rad2deg(a)`: `a * 180 / pi` in the type of `a`.
+    Rad2Deg,
+    /// C's `nextafter(a, b)`.
+    NextAfter,
+    /// C's `ldexp(a, e)`: `a * 2**e`.
+    Ldexp,
+    /// DaCe's `py_divmod(a, b, q, r)` (statement): Python's `q, r = divmod(a, b)`.
+    DivMod,
+    /// DaCe's `np_modf(a, i, f)` (statement): `f, i = np.modf(a)`.
+    Modf,
+    /// DaCe's `np_frexp(a, m, e)` (statement): `m, e = np.frexp(a)`.
+    Frexp,
+    /// `x is None` (DaCe prints `x == nullptr`): whether the array `x` was passed as `None`.
+    IsNone,
+}
+
+impl Func {
+    /// DaCe's functions that store into their last arguments and return
+    /// nothing: only a whole expression statement may call them.
+    pub fn is_statement(self) -> bool {
+        matches!(self, Func::DivMod | Func::Modf | Func::Frexp)
+    }
 }
 
 /// A statement of tasklet code, interstate assignments or loop statements.
@@ -209,6 +248,14 @@ pub enum Stmt {
         /// The loop body.
         body: Vec<Stmt>,
     },
+    /// `printf("format", args...)` in tasklet code (DaCe prints the call
+    /// unchanged into C++); `format` is the string's value.
+    Printf {
+        /// The format string (decoded).
+        format: String,
+        /// The values printed.
+        args: Vec<Expr>,
+    },
 }
 
 impl Stmt {
@@ -229,6 +276,7 @@ impl Stmt {
             Stmt::For {
                 start, stop, step, ..
             } => vec![start, stop, step],
+            Stmt::Printf { args, .. } => args.iter().collect(),
         }
     }
 

@@ -132,17 +132,52 @@ fn check_names_in(
     }
 }
 
+/// `x is None` ([`Func::IsNone`]) in interstate code: DaCe prints
+/// `x == nullptr`, which compiles for an array (a pointer) only.
+fn check_none_tests(sdfg: &Sdfg, e: &Expr, path: &str) -> Result<()> {
+    fn find<'e>(sdfg: &Sdfg, e: &'e Expr) -> Option<&'e Expr> {
+        match e {
+            Expr::Call(Func::IsNone, args) => args.iter().find(|a| {
+                !matches!(a, Expr::Sym(n) if sdfg.arrays.get(n)
+                    .is_some_and(|d| d.kind != DataKind::Scalar))
+            }),
+            Expr::Call(_, args) => args.iter().find_map(|a| find(sdfg, a)),
+            Expr::Unary(_, a) => find(sdfg, a),
+            Expr::Binary(_, a, b) => find(sdfg, a).or_else(|| find(sdfg, b)),
+            Expr::Ternary(c, a, b) => find(sdfg, c)
+                .or_else(|| find(sdfg, a))
+                .or_else(|| find(sdfg, b)),
+            Expr::Index(_, idx) => idx.iter().find_map(|i| find(sdfg, i)),
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => None,
+        }
+    }
+    match find(sdfg, e) {
+        Some(x) => Err(Error::unsupported(
+            path,
+            format!(
+                "'{} is None' of something other than an array (DaCe prints it as a \
+                 comparison with nullptr, which only a pointer compares with)",
+                crate::ir::cexpr::to_cpp(x)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()> {
     for e in &r.edges {
         check_names(&e.condition, names, &e.path, || {
             "interstate condition".into()
         })?;
+        check_none_tests(sdfg, &e.condition, &e.path)?;
         for (_, v) in &e.assignments {
             check_names(v, names, &e.path, || "interstate assignment".into())?;
+            check_none_tests(sdfg, v, &e.path)?;
         }
     }
     if let RegionKind::Loop(l) = &r.kind {
         check_names(&l.condition, names, &r.path, || "loop condition".into())?;
+        check_none_tests(sdfg, &l.condition, &r.path)?;
     }
     for b in &r.blocks {
         match &b.kind {
@@ -152,6 +187,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()>
                 for (c, body) in brs {
                     if let Some(c) = c {
                         check_names(c, names, &b.path, || "branch condition".into())?;
+                        check_none_tests(sdfg, c, &b.path)?;
                     }
                     validate_region(sdfg, body, names)?;
                 }

@@ -704,7 +704,7 @@ impl<'a> FnWriter<'a> {
                     });
                 }
                 Stmt::Expr(e) => parts.push(self.cond(e)),
-                Stmt::If { .. } | Stmt::For { .. } => {
+                Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } => {
                     return Err(Error::unsupported(
                         "",
                         "'if' and 'for' blocks in loop statements",

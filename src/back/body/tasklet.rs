@@ -154,7 +154,41 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 {
                     DType::promote(t0, infer(&args[1], s))
                 }
-                Func::IsNan | Func::IsInf | Func::IsFinite | Func::SignBit => DType::Bool,
+                Func::IsNan | Func::IsInf | Func::IsFinite | Func::SignBit | Func::IsNone => {
+                    DType::Bool
+                }
+                Func::FloatPow => {
+                    if args.iter().any(|a| infer(a, s).is_complex()) {
+                        DType::Complex128
+                    } else {
+                        DType::Float64
+                    }
+                }
+                // Statements (`py_divmod`, ...): no value.
+                Func::DivMod | Func::Modf | Func::Frexp => DType::Int32,
+                Func::Deg2Rad | Func::Rad2Deg | Func::Heaviside if args.len() == 1 => t0,
+                Func::PyFloor | Func::PyMod | Func::Heaviside | Func::Gcd | Func::Lcm => {
+                    DType::promote(t0, args.get(1).map(|a| infer(a, s)).unwrap_or(t0))
+                }
+                // `nextafter(x, inf)`: DaCe's `inf` is C's `INFINITY`, a `float`.
+                Func::NextAfter => {
+                    let t1 = match args.get(1) {
+                        Some(Expr::Float(v)) if !v.is_finite() => DType::Float32,
+                        Some(a) => infer(a, s),
+                        None => t0,
+                    };
+                    let t0 = match args.first() {
+                        Some(Expr::Float(v)) if !v.is_finite() => DType::Float32,
+                        _ => t0,
+                    };
+                    if t0 == DType::Float32 && t1 == DType::Float32 {
+                        DType::Float32
+                    } else {
+                        DType::Float64
+                    }
+                }
+                Func::Ldexp if t0 == DType::Float32 => DType::Float32,
+                Func::Ldexp => DType::Float64,
                 _ if t0.is_complex() => t0,
                 Func::IFloor if t0.is_float() => DType::Int32,
                 Func::IFloor | Func::Sign | Func::Reciprocal => t0,
@@ -190,6 +224,79 @@ fn infer(e: &Expr, s: &Scope) -> DType {
         }
         Expr::Ternary(_, a, b) => DType::promote(infer(a, s), infer(b, s)),
     }
+}
+
+/// Calls `f` on every call in `e`, with its function and arguments.
+pub(crate) fn visit_calls(e: &Expr, f: &mut dyn FnMut(Func, &[Expr])) {
+    match e {
+        Expr::Call(func, args) => {
+            f(*func, args);
+            args.iter().for_each(|a| visit_calls(a, f));
+        }
+        Expr::Unary(_, a) => visit_calls(a, f),
+        Expr::Binary(_, a, b) => {
+            visit_calls(a, f);
+            visit_calls(b, f);
+        }
+        Expr::Ternary(c, a, b) => {
+            visit_calls(c, f);
+            visit_calls(a, f);
+            visit_calls(b, f);
+        }
+        Expr::Index(_, idx) => idx.iter().for_each(|i| visit_calls(i, f)),
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => {}
+    }
+}
+
+/// Name prefix that asks the printers for a container's pointer rather
+/// than its value (not a Python identifier).
+const POINTER_OF: &str = "\u{1}pointer:";
+
+/// `x is None` ([`Func::IsNone`]) with its operand `x`, a name, spelled
+/// [`POINTER_OF`]`x`: DaCe compares the array's pointer with `nullptr`.
+fn pointer_tests(e: &Expr) -> Expr {
+    let rec = pointer_tests;
+    match e {
+        Expr::Call(Func::IsNone, args) => Expr::Call(
+            Func::IsNone,
+            args.iter()
+                .map(|a| match a {
+                    Expr::Sym(n) => Expr::Sym(format!("{POINTER_OF}{n}")),
+                    other => rec(other),
+                })
+                .collect(),
+        ),
+        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
+        Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a))),
+        Expr::Binary(op, a, b) => Expr::bin(*op, rec(a), rec(b)),
+        Expr::Ternary(c, a, b) => {
+            Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
+        }
+        Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
+    }
+}
+
+/// A C++ string literal of `s` (its UTF-8 bytes; control characters, `"`
+/// and `\` escaped, octal escapes of three digits so that no digit after
+/// one joins it).
+fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            // `??x` would be a trigraph in old C++ modes.
+            b'?' => out.push_str("\\?"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// A Python number literal (`2`, `-1.5`, `1j`, `complex(0.0, 2.0)` of literals).
@@ -310,6 +417,30 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
                 Expr::Call(Func::Pow, vec![la, lb])
             }
         }
+        // DaCe's `np_float_pow`: both operands in double (complex) precision.
+        Expr::Call(Func::FloatPow, args) if args.len() == 2 => {
+            let t = infer(e, s);
+            let (ta, tb) = (infer(&args[0], s), infer(&args[1], s));
+            let (la, lb) = (rec(&args[0]), rec(&args[1]));
+            if t.is_complex() {
+                Expr::bin(BinaryOp::Pow, cast_to(la, ta, t), cast_to(lb, tb, t))
+            } else {
+                Expr::Call(Func::FloatPow, vec![la, lb])
+            }
+        }
+        // `nextafter(x, inf)` of a `float`: DaCe's `inf` is C's `INFINITY`,
+        // a `float`, so C++ picks the `float` overload.
+        Expr::Call(Func::NextAfter, args) if infer(e, s) == DType::Float32 => Expr::Call(
+            Func::NextAfter,
+            args.iter()
+                .map(|a| match a {
+                    Expr::Float(v) if !v.is_finite() => {
+                        Expr::Call(Func::Cast(DType::Float32), vec![a.clone()])
+                    }
+                    _ => rec(a),
+                })
+                .collect(),
+        ),
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
         Expr::Ternary(c, a, b) => {
             let (ta, tb) = (infer(a, s), infer(b, s));
@@ -387,6 +518,9 @@ impl<'a> FnWriter<'a> {
         let mut conns: BTreeMap<String, Conn> = BTreeMap::new();
         self.out.line(format!("// tasklet {}", node.label));
         self.out.open("");
+        // Pointer connectors of one element, which the code reads and
+        // assigns by name (see `one_element_pointer`).
+        let mut one_element: BTreeSet<String> = BTreeSet::new();
         // Inputs.
         for &ei in &ctx.adj.ins[id.index()] {
             let e = &st.edges[ei];
@@ -398,6 +532,9 @@ impl<'a> FnWriter<'a> {
             let (dtype, is_ptr) =
                 connector_kind(t.inputs.get(c), d, sub, indexed.contains(c.as_str()));
             let var = var_of(c);
+            if is_ptr && one_element_pointer(t.inputs.get(c), sub, &indexed, c) {
+                one_element.insert(c.clone());
+            }
             if is_ptr {
                 let ptr = self.subset_pointer(data, d, sub);
                 let strides = pointer_strides(d, sub, &t.stmts, c);
@@ -455,6 +592,9 @@ impl<'a> FnWriter<'a> {
                             node.label
                         ),
                     ));
+                }
+                if one_element_pointer(t.outputs.get(c), sub, &indexed, c) {
+                    one_element.insert(c.clone());
                 }
                 if declared_outs.insert(c.clone()) {
                     let ptr = self.subset_pointer(data, d, sub);
@@ -531,7 +671,12 @@ impl<'a> FnWriter<'a> {
                     blocks: vec![Vec::new()],
                     ..Default::default()
                 };
-                self.python_block(&t.stmts, &conns, &mut locals, node)?;
+                if one_element.is_empty() {
+                    self.python_block(&t.stmts, &conns, &mut locals, node)?;
+                } else {
+                    let stmts = first_element_of(&t.stmts, &one_element);
+                    self.python_block(&stmts, &conns, &mut locals, node)?;
+                }
             }
             Language::Cpp => {
                 if let Some(name) = dace_runtime_name(&t.code.code) {
@@ -638,6 +783,26 @@ impl<'a> FnWriter<'a> {
             sdfg: self.sdfg,
             tasklet: true,
         };
+        // `x is None` compares a pointer with `nullptr` in DaCe's C++: `x`
+        // must be an array connector (a value does not compile there).
+        let mut not_pointer = None;
+        for e in s.own_exprs() {
+            visit_calls(e, &mut |f, args| {
+                if f == Func::IsNone && not_pointer.is_none() {
+                    let ok = matches!(args.first(), Some(Expr::Sym(n))
+                        if conns.get(n).is_some_and(|c| c.pointer.is_some()));
+                    if !ok {
+                        not_pointer = Some(args.first().map(cexpr::to_cpp).unwrap_or_default());
+                    }
+                }
+            });
+        }
+        if let Some(x) = not_pointer {
+            return refuse(format!(
+                "'{x} is None' of something other than an array connector (DaCe compares \
+                 it with nullptr, which only a pointer compares with)"
+            ));
+        }
         if s.own_exprs().iter().any(|e| complex_sign(e, &scope)) {
             return refuse(
                 "'sign' of a complex value (numpy 1, numpy 2 and DaCe's runtime each define \
@@ -715,8 +880,85 @@ impl<'a> FnWriter<'a> {
                 self.out.line(line);
             }
             Stmt::Expr(e) => {
+                if let Expr::Call(f, args) = e
+                    && f.is_statement()
+                {
+                    // `py_divmod(a, b, q, r)` and kin store into their last
+                    // arguments (C++ references): each must be a value the
+                    // tasklet can assign.
+                    let (name, ins) = match f {
+                        Func::DivMod => ("py_divmod", 2),
+                        Func::Modf => ("np_modf", 1),
+                        _ => ("np_frexp", 1),
+                    };
+                    let mut out_types = Vec::new();
+                    for a in &args[ins..] {
+                        let t = match a {
+                            Expr::Sym(n) => match conns.get(n) {
+                                Some(c) if c.pointer.is_none() => Some(c.dtype),
+                                Some(_) => None,
+                                None => locals.types.get(n).copied(),
+                            },
+                            _ => None,
+                        };
+                        match t {
+                            Some(t) => out_types.push(t),
+                            None => {
+                                return refuse(format!(
+                                    "'{name}' stores into an argument that is not an output \
+                                     connector or local variable of one value"
+                                ));
+                            }
+                        }
+                    }
+                    // DaCe's templates (dace/math.h) deduce one type `T`:
+                    // other combinations do not compile with DaCe either.
+                    let t = infer(&args[0], &scope);
+                    let want: Vec<DType> = match f {
+                        Func::DivMod => vec![t; 3],
+                        Func::Modf if !t.is_float() => vec![DType::Float64; 2],
+                        Func::Modf => vec![t; 2],
+                        _ => vec![t, DType::Int32],
+                    };
+                    let got: Vec<DType> = match f {
+                        Func::DivMod => {
+                            let mut v = vec![infer(&args[1], &scope)];
+                            v.extend(&out_types);
+                            v
+                        }
+                        _ => out_types.clone(),
+                    };
+                    let frexp_int = *f == Func::Frexp && !t.is_float();
+                    if got != want || frexp_int || t.is_complex() {
+                        return refuse(format!(
+                            "'{name}' of {} into {} (DaCe's runtime function takes other \
+                             types; its generated code does not compile either)",
+                            args[..ins]
+                                .iter()
+                                .map(|a| infer(a, &scope).ctype())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            out_types
+                                .iter()
+                                .map(|t| t.ctype())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
+                }
                 let line = format!("{};", self.tasklet_expr(e, &scope));
                 self.out.line(line);
+            }
+            Stmt::Printf { format, args } => {
+                let mut parts = vec![c_string(format)];
+                parts.extend(args.iter().map(|a| self.tasklet_expr(a, &scope)));
+                // Device code has CUDA's and HIP's own printf.
+                let f = if self.in_kernel {
+                    "printf"
+                } else {
+                    "sdfgc_printf"
+                };
+                self.out.line(format!("{f}({});", parts.join(", ")));
             }
             Stmt::If {
                 cond,
@@ -799,24 +1041,31 @@ impl<'a> FnWriter<'a> {
 
     /// Prints tasklet code with connector names and pointer indexing.
     fn tasklet_expr(&self, e: &Expr, scope: &Scope) -> String {
-        let lowered = lower(e, scope);
-        let name = |n: &str| match scope.conns.get(n) {
-            Some(c) => c.var.clone(),
-            None => match self.access.get(n) {
-                Some(Access::Value(v)) => v.clone(),
-                // A scalar container named without a connector (DaCe's
-                // frontend lets tasklets read a nested SDFG's scalar
-                // argument so): its value, not the pointer it is passed by.
-                Some(Access::Ptr(p))
-                    if self
-                        .sdfg
-                        .arrays
-                        .get(n)
-                        .is_some_and(|d| d.kind == DataKind::Scalar) =>
-                {
-                    format!("{p}[0]")
-                }
-                _ => n.to_string(),
+        let lowered = pointer_tests(&lower(e, scope));
+        let name = |n: &str| match n.strip_prefix(POINTER_OF) {
+            // `x is None` of an array connector: its pointer (checked by the caller).
+            Some(n) => match scope.conns.get(n) {
+                Some(c) => c.var.clone(),
+                None => n.to_string(),
+            },
+            None => match scope.conns.get(n) {
+                Some(c) => c.var.clone(),
+                None => match self.access.get(n) {
+                    Some(Access::Value(v)) => v.clone(),
+                    // A scalar container named without a connector (DaCe's
+                    // frontend lets tasklets read a nested SDFG's scalar
+                    // argument so): its value, not the pointer it is passed by.
+                    Some(Access::Ptr(p))
+                        if self
+                            .sdfg
+                            .arrays
+                            .get(n)
+                            .is_some_and(|d| d.kind == DataKind::Scalar) =>
+                    {
+                        format!("{p}[0]")
+                    }
+                    _ => n.to_string(),
+                },
             },
         };
         let index = |n: &str, idx: &[String]| match scope.conns.get(n) {
@@ -903,11 +1152,19 @@ impl<'a> FnWriter<'a> {
             sdfg: self.sdfg,
             tasklet: false,
         };
-        let lowered = lower(e, &scope);
-        let name = |n: &str| match self.access.get(n) {
-            Some(Access::Value(v)) => v.clone(),
-            Some(Access::Ptr(p)) => format!("{p}[0]"),
-            None => n.to_string(),
+        let lowered = pointer_tests(&lower(e, &scope));
+        let name = |n: &str| match n.strip_prefix(POINTER_OF) {
+            // `x is None` of an array (the validator checked it is one): its pointer.
+            Some(n) => match self.access.get(n) {
+                Some(Access::Value(v)) => format!("&{v}"),
+                Some(Access::Ptr(p)) => p.clone(),
+                None => n.to_string(),
+            },
+            None => match self.access.get(n) {
+                Some(Access::Value(v)) => v.clone(),
+                Some(Access::Ptr(p)) => format!("{p}[0]"),
+                None => n.to_string(),
+            },
         };
         let index = |n: &str, idx: &[String]| self.element_from_printed(n, idx);
         CExprPrinter {
@@ -1192,6 +1449,83 @@ fn connector_kind(
     };
     let is_ptr = matches!(declared, ConnType::Pointer(_)) || indexed || !single_element(sub);
     (dtype, is_ptr)
+}
+
+/// A connector declared as a pointer whose memlet moves one element and
+/// that the code does not index: DaCe's code generator reads and assigns
+/// its name as the element (`__out = n` is `__out[0] = n`, DaCe's
+/// `DaCeKeywordRemover.visit_Name`).
+fn one_element_pointer(
+    declared: Option<&ConnType>,
+    sub: &[RangeDim],
+    indexed: &BTreeSet<&str>,
+    c: &str,
+) -> bool {
+    matches!(declared, Some(ConnType::Pointer(_))) && single_element(sub) && !indexed.contains(c)
+}
+
+/// `stmts` with every use of the names in `conns` (assigned or read) as their element 0.
+fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
+    fn expr(e: &Expr, conns: &BTreeSet<String>) -> Expr {
+        let rec = |x: &Expr| expr(x, conns);
+        match e {
+            Expr::Sym(n) if conns.contains(n) => Expr::Index(n.clone(), vec![Expr::Int(0)]),
+            Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a))),
+            Expr::Binary(op, a, b) => Expr::bin(*op, rec(a), rec(b)),
+            Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
+            Expr::Ternary(c, a, b) => {
+                Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
+            }
+            Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
+        }
+    }
+    let block = |b: &[Stmt]| first_element_of(b, conns);
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Assign { target, op, value } => Stmt::Assign {
+                target: match target {
+                    Target::Name(n) if conns.contains(n) => {
+                        Target::Index(n.clone(), vec![Expr::Int(0)])
+                    }
+                    Target::Name(n) => Target::Name(n.clone()),
+                    Target::Index(n, idx) => {
+                        Target::Index(n.clone(), idx.iter().map(|i| expr(i, conns)).collect())
+                    }
+                },
+                op: *op,
+                value: expr(value, conns),
+            },
+            Stmt::Expr(e) => Stmt::Expr(expr(e, conns)),
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => Stmt::If {
+                cond: expr(cond, conns),
+                then: block(then),
+                otherwise: block(otherwise),
+            },
+            Stmt::For {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => Stmt::For {
+                var: var.clone(),
+                start: expr(start, conns),
+                stop: expr(stop, conns),
+                step: expr(step, conns),
+                body: block(body),
+            },
+            Stmt::Printf { format, args } => Stmt::Printf {
+                format: format.clone(),
+                args: args.iter().map(|a| expr(a, conns)).collect(),
+            },
+        })
+        .collect()
 }
 
 fn single_element(sub: &[RangeDim]) -> bool {

@@ -687,6 +687,14 @@ pub fn write(p: &Program) -> Result<Outputs> {
     } else {
         cexpr::PRELUDE.trim_end().to_string()
     };
+    let uses_numpy = cexpr::NUMPY_HELPERS
+        .iter()
+        .any(|h| body.contains(h) || shared.functions.iter().any(|f| f.contains(h)));
+    let prelude = if uses_numpy {
+        format!("{prelude}\n{}", cexpr::PRELUDE_NUMPY.trim_end())
+    } else {
+        prelude
+    };
     let tu = TranslationUnit {
         name,
         version,

@@ -285,12 +285,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
             }
             b'\'' | b'"' => {
                 skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                let inner = &src[start + 1..i - 1];
-                Tok::Str(if inner.contains(['\\', '\'', '"']) {
-                    ""
-                } else {
-                    inner
-                })
+                Tok::Str(&src[start..i])
             }
             b'$' | b'?' if src[i..].starts_with("$?") || c == b'?' => {
                 return Err(err(
@@ -323,7 +318,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token<'_>>, PyError> {
                     && name.chars().all(|c| "rRbBfFuU".contains(c))
                 {
                     skip_string(b, &mut i).map_err(|m| err(line, col, m))?;
-                    Tok::Str("")
+                    Tok::Str(&src[start..i])
                 } else {
                     Tok::Name(name)
                 }
@@ -483,6 +478,87 @@ fn literal_suffix(rest: &[u8]) -> Option<usize> {
     })
 }
 
+/// The value of a string literal token (its source, prefix and quotes
+/// included) with Python's escapes decoded. f-strings (DaCe's frontend
+/// evaluates them before they reach a tasklet) and bytes are refused.
+pub(crate) fn string_value(raw: &str) -> Result<String, String> {
+    let q = raw.find(['\'', '"']).ok_or("not a string literal")?;
+    let prefix = raw[..q].to_ascii_lowercase();
+    if prefix.contains('f') {
+        return Err("unsupported Python construct f-string".into());
+    }
+    if prefix.contains('b') {
+        return Err("unsupported Python construct bytes literal".into());
+    }
+    let body = &raw[q..];
+    let n = if body.len() >= 6 && (body.starts_with("'''") || body.starts_with("\"\"\"")) {
+        3
+    } else {
+        1
+    };
+    let inner = &body[n..body.len() - n];
+    if prefix.contains('r') {
+        return Ok(inner.to_string());
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut it = inner.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = it.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut hex = |k: usize| -> Result<char, String> {
+            let mut v = 0u32;
+            for _ in 0..k {
+                let d = it
+                    .next()
+                    .and_then(|h| h.to_digit(16))
+                    .ok_or("truncated \\x, \\u or \\U escape in a string literal")?;
+                v = v * 16 + d;
+            }
+            char::from_u32(v).ok_or_else(|| "invalid character escape in a string literal".into())
+        };
+        match e {
+            '\n' => {}
+            '\\' | '\'' | '"' => out.push(e),
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'v' => out.push('\u{b}'),
+            'x' => out.push(hex(2)?),
+            'u' => out.push(hex(4)?),
+            'U' => out.push(hex(8)?),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match it.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v).ok_or("invalid octal escape in a string literal")?);
+            }
+            'N' => return Err("unsupported \\N{...} escape in a string literal".into()),
+            // Python keeps an unknown escape as it is.
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn skip_string(b: &[u8], i: &mut usize) -> Result<(), String> {
     let q = b[*i];
     let triple = b.len() >= *i + 3 && b[*i + 1] == q && b[*i + 2] == q;
@@ -615,8 +691,19 @@ mod tests {
         assert_eq!((t[3].line, t[3].col), (2, 3));
         assert_eq!((t[4].line, t[4].col), (2, 5));
         assert_eq!(t[4].kind, Tok::Punct(Punct::DStar));
-        assert_eq!(kinds("r'x'")[0], Tok::Str(""));
-        assert_eq!(kinds("'x'")[0], Tok::Str("x"));
+        assert_eq!(kinds("r'x'")[0], Tok::Str("r'x'"));
+        assert_eq!(kinds("'x'")[0], Tok::Str("'x'"));
+        assert_eq!(string_value("'x'").as_deref(), Ok("x"));
+        assert_eq!(string_value("\"a\\tb\\n\"").as_deref(), Ok("a\tb\n"));
+        assert_eq!(string_value("r'a\\n'").as_deref(), Ok("a\\n"));
+        assert_eq!(
+            string_value("'\\x41\\101\\u00e9\\q'").as_deref(),
+            Ok("AA\u{e9}\\q")
+        );
+        assert_eq!(string_value("'''a\"b'''").as_deref(), Ok("a\"b"));
+        assert_eq!(string_value("'it\\'s'").as_deref(), Ok("it's"));
+        assert!(string_value("f'{x}'").is_err());
+        assert!(string_value("b'x'").is_err());
         assert_eq!(kinds("5i64")[..2], [Tok::Int(5), Tok::Suffix("i64")]);
         assert_eq!(kinds("0.5f32")[..2], [Tok::Float(0.5), Tok::Suffix("f32")]);
         assert_eq!(

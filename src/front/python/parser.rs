@@ -1,12 +1,13 @@
 //! Precedence-climbing parser for the Python subset DaCe writes: sympy-style
 //! symbolic expressions and simple tasklet code (assignments and expressions).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::dtype::DType;
 use crate::ir::expr::{BinaryOp, Expr, Func, Stmt, Target, UnaryOp};
 
-use super::lexer::{Punct, Tok, Token, tokenize};
+use super::lexer::{Punct, Tok, Token, string_value, tokenize};
 
 /// Deepest syntactic nesting the parser follows: parentheses, brackets,
 /// call arguments, conditional expressions and prefix operators (`(((x)))`,
@@ -58,10 +59,15 @@ pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
     let e = p.expr()?.expr;
     p.skip_newlines();
     match p.peek() {
-        Tok::Eof => Ok(e),
-        Tok::Punct(Punct::Comma) => Err(p.construct("tuple")),
-        _ => Err(p.unexpected()),
+        Tok::Eof => {}
+        Tok::Punct(Punct::Comma) => return Err(p.construct("tuple")),
+        _ => return Err(p.unexpected()),
     }
+    p.finish()?;
+    if let Some(f) = misplaced_statement_call(&e, false) {
+        return Err(p.err_here(statement_call_message(f)));
+    }
+    Ok(e)
 }
 
 /// Parses interstate or loop code: statements separated by newlines or `;`.
@@ -70,6 +76,7 @@ pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
 pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
     let out = p.statements_until(Tok::Eof)?;
+    p.finish()?;
     Ok(out)
 }
 
@@ -80,7 +87,9 @@ pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
 pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
     p.tasklet = true;
-    p.statements_until(Tok::Eof)
+    let out = p.statements_until(Tok::Eof)?;
+    p.finish()?;
+    Ok(out)
 }
 
 /// Deepest nesting of `if`/`for` blocks in tasklet code (Python's own
@@ -120,6 +129,60 @@ struct Parser<'a> {
     tasklet: bool,
     /// Open `if`/`for` blocks (see [`MAX_BLOCKS`]).
     blocks: usize,
+    /// `None` literals not (yet) folded into an `is None` test, by the
+    /// number in their placeholder name ([`NONE_PREFIX`]), with their token.
+    nones: BTreeMap<usize, Token<'a>>,
+    /// Lambdas of tasklet code (`f = lambda x: ...`), by block: a name's
+    /// parameters and body.
+    lambdas: Vec<Vec<Lambda>>,
+    /// Parsing a lambda's body: no other lambda may be called.
+    in_lambda: bool,
+}
+
+/// A lambda of tasklet code: DaCe prints `f = lambda x, y: e` as the C++
+/// lambda `auto f = [] (auto x, auto y) { return e; }`, which captures
+/// nothing; a call `f(a, b)` is `e` with `a`, `b` for `x`, `y` (the
+/// arguments are pure expressions, evaluated once either way).
+struct Lambda {
+    name: String,
+    params: Vec<String>,
+    body: Tree,
+}
+
+/// Name prefix of the placeholder a `None` literal parses into until a
+/// comparison folds it into [`Func::IsNone`] (`None` is a keyword: no
+/// symbol has this name).
+const NONE_PREFIX: &str = "None#";
+
+fn is_none(e: &Expr) -> bool {
+    matches!(e, Expr::Sym(n) if n.starts_with(NONE_PREFIX))
+}
+
+/// The first call of a statement-only function ([`Func::is_statement`])
+/// below the top of `e` (`top`: `e` itself is an expression statement).
+fn misplaced_statement_call(e: &Expr, top: bool) -> Option<Func> {
+    let below = |x: &Expr| misplaced_statement_call(x, false);
+    match e {
+        Expr::Call(f, _) if f.is_statement() && !top => Some(*f),
+        Expr::Call(_, args) => args.iter().find_map(below),
+        Expr::Unary(_, a) => below(a),
+        Expr::Binary(_, a, b) => below(a).or_else(|| below(b)),
+        Expr::Ternary(c, a, b) => below(c).or_else(|| below(a)).or_else(|| below(b)),
+        Expr::Index(_, idx) => idx.iter().find_map(below),
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => None,
+    }
+}
+
+fn statement_call_message(f: Func) -> String {
+    let name = match f {
+        Func::DivMod => "py_divmod",
+        Func::Modf => "np_modf",
+        _ => "np_frexp",
+    };
+    format!(
+        "function '{name}' stores into its last arguments and has no value: \
+         it may only be called as a statement"
+    )
 }
 
 /// A parsed expression and the depth of its tree (a leaf has depth 1),
@@ -190,7 +253,64 @@ impl<'a> Parser<'a> {
             nesting: 0,
             tasklet: false,
             blocks: 0,
+            nones: BTreeMap::new(),
+            lambdas: vec![Vec::new()],
+            in_lambda: false,
         })
+    }
+
+    /// Checks what only the whole input can tell: every `None` was folded
+    /// into an `is None` test.
+    fn finish(&self) -> Result<(), PyError> {
+        match self.nones.values().next() {
+            Some(t) => Err(Self::err_at(
+                t,
+                "unsupported Python construct 'None' other than in 'x is None', \
+                 'x is not None', 'x == None' or 'x != None' (DaCe prints it as C++'s \
+                 nullptr, which only a pointer compares with)"
+                    .into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A comparison `a op b` whose operator came from `==`, `!=`, `is` or
+    /// `is not` (DaCe prints `is` as `==`): with a `None` operand, the
+    /// [`Func::IsNone`] test of the other one.
+    fn compare(&mut self, op: BinaryOp, a: Tree, b: Tree) -> Result<Tree, PyError> {
+        let (an, bn) = (is_none(&a.expr), is_none(&b.expr));
+        if !(an || bn) || !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            return self.located(bin(op, a, b));
+        }
+        for e in [&a.expr, &b.expr] {
+            if let Expr::Sym(n) = e
+                && let Some(k) = n.strip_prefix(NONE_PREFIX).and_then(|k| k.parse().ok())
+            {
+                self.nones.remove(&k);
+            }
+        }
+        let test = match (an, bn) {
+            (true, true) => Tree::leaf(Expr::Bool(true)),
+            (true, false) => {
+                self.located(node(1 + b.depth, || Expr::Call(Func::IsNone, vec![b.expr])))?
+            }
+            _ => self.located(node(1 + a.depth, || Expr::Call(Func::IsNone, vec![a.expr])))?,
+        };
+        if op == BinaryOp::Eq {
+            Ok(test)
+        } else if let Expr::Bool(v) = test.expr {
+            Ok(Tree::leaf(Expr::Bool(!v)))
+        } else {
+            self.located(unary(UnaryOp::Not, test))
+        }
+    }
+
+    /// Consumes a comparison operator (two tokens for `is not`).
+    fn bump_cmp(&mut self) {
+        let first = self.bump();
+        if first.kind == Tok::Name("is") && self.is_kw("not") {
+            self.bump();
+        }
     }
 
     /// Runs `f` one syntactic nesting level deeper, refusing to go past
@@ -431,7 +551,9 @@ impl<'a> Parser<'a> {
             )));
         }
         self.blocks += 1;
+        self.lambdas.push(Vec::new());
         let r = self.suite_body();
+        self.lambdas.pop();
         self.blocks -= 1;
         r
     }
@@ -477,6 +599,20 @@ impl<'a> Parser<'a> {
             if n == "pass" {
                 self.bump();
                 return Ok(());
+            }
+            if self.tasklet && n == "printf" && self.peek_at(1) == Tok::Punct(Punct::LParen) {
+                return self.printf(out);
+            }
+            // DaCe unparses `f = lambda x: e` as `f = (lambda x: e)`.
+            let parens = (2..)
+                .take_while(|&k| self.peek_at(k) == Tok::Punct(Punct::LParen))
+                .count();
+            if self.tasklet
+                && self.peek_at(1) == Tok::Punct(Punct::Assign)
+                && self.peek_at(2 + parens) == Tok::Name("lambda")
+                && !KEYWORDS.contains(&n)
+            {
+                return self.lambda_def(n, parens);
             }
             if let Tok::Punct(p @ (Punct::Assign | Punct::AugAssign(_))) = self.peek_at(1) {
                 if KEYWORDS.contains(&n) {
@@ -525,18 +661,203 @@ impl<'a> Parser<'a> {
                 return Err(self.construct(if assigns { "tuple unpacking" } else { "tuple" }));
             }
             Tok::Punct(Punct::Colon) => return Err(self.construct("annotation or block")),
-            _ => out.push(Stmt::Expr(e)),
+            _ => {
+                if let Some(f) = misplaced_statement_call(&e, true) {
+                    return Err(Self::err_at(&start, statement_call_message(f)));
+                }
+                out.push(Stmt::Expr(e));
+            }
         }
         Ok(())
     }
 
     fn rhs(&mut self) -> Result<Expr, PyError> {
+        let start = self.toks[self.pos];
         let v = self.expr()?.expr;
         match self.peek() {
+            Tok::Punct(Punct::Assign) if self.tasklet => Err(self.err_here(
+                "unsupported Python construct chained assignment 'a = b = x' in tasklet code \
+                 (DaCe prints it as the C++ structured binding 'auto [a, b] = x', which does \
+                 not compile for a value; assign each name on its own line)"
+                    .into(),
+            )),
             Tok::Punct(Punct::Assign) => Err(self.construct("chained assignment")),
             Tok::Punct(Punct::Comma) => Err(self.construct("tuple")),
-            _ => Ok(v),
+            _ => match misplaced_statement_call(&v, false) {
+                Some(f) => Err(Self::err_at(&start, statement_call_message(f))),
+                None => Ok(v),
+            },
         }
+    }
+
+    /// `printf("format", args...)` in tasklet code (the `printf` is next).
+    fn printf(&mut self, out: &mut Vec<Stmt>) -> Result<(), PyError> {
+        let at = self.bump();
+        self.bump(); // (
+        let t = self.bump();
+        let Tok::Str(raw) = t.kind else {
+            return Err(Self::err_at(
+                &at,
+                "printf(...) must have a string literal as its format".into(),
+            ));
+        };
+        let format = string_value(raw).map_err(|m| Self::err_at(&t, m))?;
+        let mut args = Vec::new();
+        loop {
+            if self.eat(Punct::RParen) {
+                break;
+            }
+            self.expect(Punct::Comma)?;
+            if self.eat(Punct::RParen) {
+                break;
+            }
+            if let (Tok::Name(k), Tok::Punct(Punct::Assign)) = (self.peek(), self.peek_at(1)) {
+                return Err(self.construct(&format!("keyword argument '{k}='")));
+            }
+            if let Tok::Str(_) = self.peek() {
+                return Err(self.err_here(
+                    "unsupported Python construct string literal as a printf argument \
+                     (only the format may be a string)"
+                        .into(),
+                ));
+            }
+            let e = self.expr()?.expr;
+            if let Some(f) = misplaced_statement_call(&e, false) {
+                return Err(self.err_here(statement_call_message(f)));
+            }
+            args.push(e);
+        }
+        out.push(Stmt::Printf { format, args });
+        Ok(())
+    }
+
+    /// `name = lambda x, y: body` in tasklet code (the name is next).
+    fn lambda_def(&mut self, name: &str, parens: usize) -> Result<(), PyError> {
+        let at = self.bump();
+        self.bump(); // =
+        for _ in 0..parens {
+            self.bump();
+        }
+        self.bump(); // lambda
+        if self.lambdas.iter().flatten().any(|l| l.name == name) {
+            return Err(Self::err_at(
+                &at,
+                format!(
+                    "lambda '{name}' is assigned twice (DaCe declares it with 'auto' and \
+                     C++ cannot reassign a lambda)"
+                ),
+            ));
+        }
+        let mut params: Vec<String> = Vec::new();
+        while !self.eat(Punct::Colon) {
+            match (self.peek(), self.peek_at(1)) {
+                (Tok::Name(p), Tok::Punct(Punct::Comma | Punct::Colon))
+                    if !KEYWORDS.contains(&p) && !params.iter().any(|q| q == p) =>
+                {
+                    params.push(p.to_string());
+                    self.bump();
+                    self.eat(Punct::Comma);
+                }
+                _ => {
+                    return Err(self.err_here(
+                        "unsupported lambda parameters (only plain names: no defaults, \
+                         '*args' or '**kwargs')"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let was = std::mem::replace(&mut self.in_lambda, true);
+        let body = self.expr();
+        self.in_lambda = was;
+        let body = body?;
+        for _ in 0..parens {
+            self.expect(Punct::RParen)?;
+        }
+        if self.is_punct(Punct::LParen) {
+            return Err(self.err_here(
+                "unsupported Python construct 'lambda' other than assigned to a name in \
+                 tasklet code (a lambda called where it is written; DaCe's generator refuses it)"
+                    .into(),
+            ));
+        }
+        let mut free = None;
+        body.expr.visit_names(&mut |n| {
+            if free.is_none() && !params.iter().any(|p| p == n) && !n.starts_with(NONE_PREFIX) {
+                free = Some(n.to_string());
+            }
+        });
+        if let Some(n) = free {
+            return Err(Self::err_at(
+                &at,
+                format!(
+                    "lambda '{name}' uses '{n}', which is not one of its parameters (DaCe \
+                     prints a C++ lambda that captures nothing)"
+                ),
+            ));
+        }
+        if let Some(f) = misplaced_statement_call(&body.expr, false) {
+            return Err(Self::err_at(&at, statement_call_message(f)));
+        }
+        match self.peek() {
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi) => {}
+            Tok::Punct(Punct::Assign) => return Err(self.construct("chained assignment")),
+            _ => return Err(self.unexpected()),
+        }
+        self.lambdas
+            .last_mut()
+            .expect("the code's own scope")
+            .push(Lambda {
+                name: name.to_string(),
+                params,
+                body,
+            });
+        Ok(())
+    }
+
+    /// A call of a lambda of tasklet code (its `(` is next): its body with the arguments
+    /// for its parameters.
+    fn lambda_call(&mut self, at: &Token<'a>, name: &str) -> Result<Tree, PyError> {
+        self.bump(); // (
+        let mut args = Vec::new();
+        while !self.eat(Punct::RParen) {
+            if let (Tok::Name(k), Tok::Punct(Punct::Assign)) = (self.peek(), self.peek_at(1)) {
+                return Err(self.construct(&format!("keyword argument '{k}='")));
+            }
+            args.push(self.expr()?);
+            if !self.eat(Punct::Comma) {
+                self.expect(Punct::RParen)?;
+                break;
+            }
+        }
+        let l = self
+            .lambdas
+            .iter()
+            .flatten()
+            .find(|l| l.name == name)
+            .expect("checked by the caller");
+        if args.len() != l.params.len() {
+            return Err(Self::err_at(
+                at,
+                format!(
+                    "lambda '{name}' takes {} argument(s), got {}",
+                    l.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let depth = l.body.depth + args.iter().map(|a| a.depth).max().unwrap_or(0);
+        if depth > MAX_DEPTH {
+            return Err(Self::err_at(at, too_deep()));
+        }
+        let bind: Vec<(&str, &Expr)> = l
+            .params
+            .iter()
+            .map(String::as_str)
+            .zip(args.iter().map(|a| &a.expr))
+            .collect();
+        let expr = bind_params(&l.body.expr, &bind).map_err(|m| Self::err_at(at, m))?;
+        Ok(Tree { expr, depth })
     }
 
     // ---------------------------------------------------------------- expressions
@@ -549,7 +870,12 @@ impl<'a> Parser<'a> {
 
     fn conditional(&mut self) -> Result<Tree, PyError> {
         if self.is_kw("lambda") {
-            return Err(self.construct("'lambda'"));
+            return Err(self.err_here(
+                "unsupported Python construct 'lambda' other than assigned to a name in \
+                 tasklet code ('f = lambda x: ...', then 'f(a)'; DaCe's generator refuses it \
+                 elsewhere)"
+                    .into(),
+            ));
         }
         let a = self.or_test()?;
         if !self.is_kw("if") {
@@ -606,7 +932,9 @@ impl<'a> Parser<'a> {
             Tok::Punct(Punct::Gt) => BinaryOp::Gt,
             Tok::Punct(Punct::Ge) => BinaryOp::Ge,
             Tok::Name("in") => return Err(self.construct("'in' operator")),
-            Tok::Name("is") => return Err(self.construct("'is' operator")),
+            // DaCe prints `is` as `==` and `is not` as `!=`.
+            Tok::Name("is") if self.peek_at(1) == Tok::Name("not") => BinaryOp::Ne,
+            Tok::Name("is") => BinaryOp::Eq,
             Tok::Name("not") if self.peek_at(1) == Tok::Name("in") => {
                 return Err(self.construct("'not in' operator"));
             }
@@ -626,13 +954,13 @@ impl<'a> Parser<'a> {
         }
         let mut acc: Option<Tree> = None;
         loop {
-            self.bump();
+            self.bump_cmp();
             let right = self.binary(0)?;
             let right_copy = Tree {
                 expr: right.expr.clone(),
                 depth: right.depth,
             };
-            let cmp = self.located(bin(op, left, right_copy))?;
+            let cmp = self.compare(op, left, right_copy)?;
             acc = Some(match acc {
                 None => cmp,
                 Some(a) => self.located(bin(BinaryOp::And, a, cmp))?,
@@ -657,14 +985,14 @@ impl<'a> Parser<'a> {
         let mut rel = first;
         let mut op = first_op;
         loop {
-            self.bump();
+            self.bump_cmp();
             let right = self.binary(0)?;
             if relational(op) {
                 rel = self.located(bin(op, rel, right))?;
             } else {
                 let left = match eq_acc.take() {
                     None => rel,
-                    Some((acc, eq)) => self.located(bin(eq, acc, rel))?,
+                    Some((acc, eq)) => self.compare(eq, acc, rel)?,
                 };
                 eq_acc = Some((left, op));
                 rel = right;
@@ -674,7 +1002,7 @@ impl<'a> Parser<'a> {
                 None => {
                     return match eq_acc {
                         None => Ok(rel),
-                        Some((acc, eq)) => self.located(bin(eq, acc, rel)),
+                        Some((acc, eq)) => self.compare(eq, acc, rel),
                     };
                 }
             }
@@ -861,7 +1189,11 @@ impl<'a> Parser<'a> {
                 self.expect(Punct::RParen)?;
                 Ok(e)
             }
-            Tok::Str(_) => Err(self.construct("string literal")),
+            Tok::Str(_) => Err(self.err_here(
+                "unsupported Python construct string literal (DaCe's C++ takes one only as \
+                 the format of printf(...) in tasklet code)"
+                    .into(),
+            )),
             Tok::Suffix(_) => Err(self.unexpected()),
             Tok::Punct(Punct::LBracket) => Err(self.construct("list literal")),
             Tok::Punct(Punct::LBrace) => Err(self.construct("dict/set literal")),
@@ -917,7 +1249,12 @@ impl<'a> Parser<'a> {
         match n {
             "True" | "true" => return Ok(Tree::leaf(Expr::Bool(true))),
             "False" | "false" => return Ok(Tree::leaf(Expr::Bool(false))),
-            "None" | "lambda" | "yield" | "await" => {
+            "None" | "NoneSymbol" => {
+                let k = self.pos;
+                self.nones.insert(k, t);
+                return Ok(Tree::leaf(Expr::Sym(format!("{NONE_PREFIX}{k}"))));
+            }
+            "lambda" | "yield" | "await" => {
                 return Err(Self::err_at(
                     &t,
                     format!("unsupported Python construct '{n}'"),
@@ -927,6 +1264,24 @@ impl<'a> Parser<'a> {
                 return Err(Self::err_at(&t, format!("unexpected token '{n}'")));
             }
             _ => {}
+        }
+        if self.lambdas.iter().flatten().any(|l| l.name == n) {
+            if self.in_lambda {
+                return Err(Self::err_at(
+                    &t,
+                    format!(
+                        "a lambda's body calls the lambda '{n}' (DaCe prints a C++ lambda \
+                         that captures nothing)"
+                    ),
+                ));
+            }
+            if !self.is_punct(Punct::LParen) {
+                return Err(Self::err_at(
+                    &t,
+                    format!("lambda '{n}' used other than called"),
+                ));
+            }
+            return self.lambda_call(&t, n);
         }
         let (mut last, mut dotted, mut path) = (n, false, String::new());
         if self.is_punct(Punct::Dot) && !MODULES.contains(&n) {
@@ -1073,7 +1428,10 @@ impl<'a> Parser<'a> {
         let first = self.bump();
         let name = match first.kind {
             Tok::Name(n) if !KEYWORDS.contains(&n) => n,
-            Tok::Str(s) if is_identifier(s) => s,
+            Tok::Str(s) if string_value(s).is_ok_and(|v| is_identifier(&v)) => {
+                let q = s.find(['\'', '"']).unwrap_or(0);
+                &s[q + 1..s.len() - 1]
+            }
             _ => {
                 return Err(Self::err_at(
                     at,
@@ -1131,6 +1489,35 @@ fn fold(args: Vec<Tree>, join: impl Fn(Expr, Expr) -> Expr) -> Result<Tree, Stri
     let first = it.next().expect("arity checked");
     it.try_fold(first, |acc, a| {
         node(1 + acc.depth.max(a.depth), || join(acc.expr, a.expr))
+    })
+}
+
+/// `body` with the expressions of `bind` for its parameter names; an indexed
+/// parameter (`p[i]`) takes a name only.
+fn bind_params(body: &Expr, bind: &[(&str, &Expr)]) -> Result<Expr, String> {
+    let rec = |e: &Expr| bind_params(e, bind);
+    let arg = |n: &str| bind.iter().find(|(p, _)| *p == n).map(|(_, a)| *a);
+    Ok(match body {
+        Expr::Sym(n) => arg(n).cloned().unwrap_or_else(|| body.clone()),
+        Expr::Index(n, idx) => {
+            let idx = idx.iter().map(rec).collect::<Result<Vec<_>, _>>()?;
+            match arg(n) {
+                None => Expr::Index(n.clone(), idx),
+                Some(Expr::Sym(m)) => Expr::Index(m.clone(), idx),
+                Some(_) => {
+                    return Err(format!(
+                        "lambda parameter '{n}' is indexed but its argument is not a name"
+                    ));
+                }
+            }
+        }
+        Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a)?)),
+        Expr::Binary(op, a, b) => Expr::bin(*op, rec(a)?, rec(b)?),
+        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect::<Result<_, _>>()?),
+        Expr::Ternary(c, a, b) => {
+            Expr::Ternary(Box::new(rec(c)?), Box::new(rec(a)?), Box::new(rec(b)?))
+        }
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => body.clone(),
     })
 }
 
@@ -1288,6 +1675,21 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "remainder" => Func::Remainder,
         "copysign" => Func::CopySign,
         "fmod" => Func::Fmod,
+        // DaCe's runtime functions its NumPy ufuncs call (dace/runtime/include/dace/math.h).
+        "py_floor" => Func::PyFloor,
+        "py_mod" => Func::PyMod,
+        "cpp_mod" => Func::CMod,
+        "np_float_pow" => Func::FloatPow,
+        "heaviside" => Func::Heaviside,
+        "gcd" => Func::Gcd,
+        "lcm" => Func::Lcm,
+        "deg2rad" => Func::Deg2Rad,
+        "rad2deg" => Func::Rad2Deg,
+        "nextafter" => Func::NextAfter,
+        "ldexp" => Func::Ldexp,
+        "py_divmod" => Func::DivMod,
+        "np_modf" => Func::Modf,
+        "np_frexp" => Func::Frexp,
         "real" => Func::Real,
         "imag" => Func::Imag,
         "conj" | "conjugate" => Func::Conj,
@@ -1309,7 +1711,21 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
             None => return Err(format!("unknown function '{name}'")),
         },
     };
+    if func == Func::Heaviside && n == 1 {
+        let depth = depth_over(&args);
+        return node(depth, || Expr::Call(func, exprs(args)));
+    }
     let want = match func {
+        Func::DivMod => 4,
+        Func::Modf | Func::Frexp => 3,
+        Func::PyFloor
+        | Func::PyMod
+        | Func::FloatPow
+        | Func::Heaviside
+        | Func::Gcd
+        | Func::Lcm
+        | Func::NextAfter
+        | Func::Ldexp => 2,
         Func::IntFloor
         | Func::IntCeil
         | Func::Pow
@@ -2298,5 +2714,143 @@ mod tests {
             let e = parse_expr(bad).unwrap_err().to_string();
             assert!(e.contains("undefined symbol '?'"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn none_tests_fold_into_is_none() {
+        let isnone = |n: &str| call(Func::IsNone, vec![s(n)]);
+        assert_eq!(p("maybe_B is None"), isnone("maybe_B"));
+        assert_eq!(p("None is maybe_B"), isnone("maybe_B"));
+        assert_eq!(
+            p("(not (maybe_A is not None))"),
+            Expr::Unary(
+                UnaryOp::Not,
+                Box::new(Expr::Unary(UnaryOp::Not, Box::new(isnone("maybe_A"))))
+            )
+        );
+        assert_eq!(
+            p("a != None"),
+            Expr::Unary(UnaryOp::Not, Box::new(isnone("a")))
+        );
+        assert_eq!(p("None is None"), Expr::Bool(true));
+        // DaCe prints `is` as `==` between values.
+        assert_eq!(p("N is M"), b(BinaryOp::Eq, s("N"), s("M")));
+        assert_eq!(p("N is not 3"), b(BinaryOp::Ne, s("N"), Expr::Int(3)));
+        let v = parse_tasklet("if a is None:\n    o = 1").unwrap();
+        assert!(matches!(&v[0], Stmt::If { cond, .. } if *cond == isnone("a")));
+        for bad in ["x = None", "abs(None)", "None < a", "a + None"] {
+            let e = parse_code(bad).unwrap_err().to_string();
+            assert!(e.contains("'None' other than in"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn printf_strings_lambdas_and_chained_assignment() {
+        let v = parse_tasklet("printf(\"ok %f\\n\", a + 1)").unwrap();
+        assert_eq!(
+            v,
+            vec![Stmt::Printf {
+                format: "ok %f\n".into(),
+                args: vec![b(BinaryOp::Add, s("a"), Expr::Int(1))]
+            }]
+        );
+        let v = parse_tasklet("printf('it\\'s \"q\"')").unwrap();
+        assert_eq!(
+            v,
+            vec![Stmt::Printf {
+                format: "it's \"q\"".into(),
+                args: vec![]
+            }]
+        );
+        let e = parse_tasklet("printf(f'{x}')").unwrap_err().to_string();
+        assert!(e.contains("f-string"), "{e}");
+        let e = parse_tasklet("y = 'abc'").unwrap_err().to_string();
+        assert!(e.contains("string literal"), "{e}");
+        let e = parse_code("printf('x')").unwrap_err().to_string();
+        assert!(e.contains("string literal"), "{e}");
+        // A lambda's call is its body with the arguments for its parameters.
+        let v = parse_tasklet("sq = (lambda x: ((x * x) + 1.0))\ny = sq(a) + sq(2.0 * a)").unwrap();
+        let sq = |e: Expr| {
+            b(
+                BinaryOp::Add,
+                b(BinaryOp::Mul, e.clone(), e),
+                Expr::Float(1.0),
+            )
+        };
+        assert_eq!(
+            v,
+            vec![assign(
+                "y",
+                b(
+                    BinaryOp::Add,
+                    sq(s("a")),
+                    sq(b(BinaryOp::Mul, Expr::Float(2.0), s("a")))
+                )
+            )]
+        );
+        let v = parse_tasklet("g = lambda p, i: p[i] * 2\ny = g(arr, k)").unwrap();
+        assert_eq!(
+            v,
+            vec![assign(
+                "y",
+                b(
+                    BinaryOp::Mul,
+                    Expr::Index("arr".into(), vec![s("k")]),
+                    Expr::Int(2)
+                )
+            )]
+        );
+        for (bad, want) in [
+            ("f = lambda x: x + c\ny = f(a)", "captures nothing"),
+            ("y = (lambda v: v + 1.0)(x)", "'lambda' other than assigned"),
+            ("f = lambda x: x\nf = lambda x: x", "assigned twice"),
+            ("f = lambda x: x\ny = f", "used other than called"),
+            ("f = lambda x: x\ny = f(a, b)", "takes 1 argument"),
+            ("f = lambda x=1: x", "lambda parameters"),
+            ("g = lambda p, i: p[i]\ny = g(a + 1, 0)", "not a name"),
+            (
+                "if a:\n    f = lambda x: x\ny = f(a)",
+                "unknown function 'f'",
+            ),
+            ("p = q = x * 2.0", "structured binding"),
+        ] {
+            let e = parse_tasklet(bad).unwrap_err().to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn dace_runtime_functions() {
+        for (src, f, n) in [
+            ("py_floor(a, b)", Func::PyFloor, 2),
+            ("py_mod(a, b)", Func::PyMod, 2),
+            ("cpp_mod(a, b)", Func::CMod, 2),
+            ("np_float_pow(a, b)", Func::FloatPow, 2),
+            ("heaviside(a, b)", Func::Heaviside, 2),
+            ("heaviside(a)", Func::Heaviside, 1),
+            ("gcd(a, b)", Func::Gcd, 2),
+            ("lcm(a, b)", Func::Lcm, 2),
+            ("deg2rad(a)", Func::Deg2Rad, 1),
+            ("rad2deg(a)", Func::Rad2Deg, 1),
+            ("nextafter(a, inf)", Func::NextAfter, 2),
+            ("ldexp(a, b)", Func::Ldexp, 2),
+        ] {
+            assert!(
+                matches!(p(src), Expr::Call(g, ref v) if g == f && v.len() == n),
+                "{src}"
+            );
+        }
+        let v = parse_tasklet("py_divmod(__in1, __in2, __out1, __out2)").unwrap();
+        assert!(matches!(&v[0], Stmt::Expr(Expr::Call(Func::DivMod, a)) if a.len() == 4));
+        for bad in [
+            "y = py_divmod(a, b, q, r)",
+            "y = 1 + np_modf(a, i, f)",
+            "printf('%d', np_frexp(a, m, e))",
+        ] {
+            let e = parse_tasklet(bad).unwrap_err().to_string();
+            assert!(e.contains("only be called as a statement"), "{bad}: {e}");
+        }
+        let e = parse_expr("gcd(a)").unwrap_err().to_string();
+        assert!(e.contains("takes 2 arguments"), "{e}");
     }
 }
