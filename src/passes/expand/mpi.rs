@@ -27,8 +27,8 @@
 //! communicators (`grid`, `fcomm`, Dummy state fields), a node inside a map,
 //! data in GPU memory, element types MPI has no type for here.
 
-use crate::ir::cexpr::to_cpp;
 use crate::diag::Result;
+use crate::ir::cexpr::to_cpp;
 use crate::ir::simplify::simplify;
 use crate::ir::*;
 
