@@ -599,8 +599,8 @@ impl FnWriter<'_> {
         };
         let (ss, ds, count) = (&sides.src, &sides.dst, &sides.count);
         if copies::one_run(&sides, sd, dd) && sd.dtype == dd.dtype {
-            let src_ptr = self.subset_pointer(src, sd, &ss);
-            let dst_ptr = self.subset_pointer(dst, dd, &ds);
+            let src_ptr = self.subset_pointer(src, sd, ss);
+            let dst_ptr = self.subset_pointer(dst, dd, ds);
             let bytes = format!(
                 "sizeof({}) * static_cast<size_t>({})",
                 sd.dtype.ctype(),
@@ -641,8 +641,8 @@ impl FnWriter<'_> {
                         Expr::bin(BinaryOp::Mul, r.end.clone(), st.clone()),
                     )
                 });
-            let src_ptr = self.subset_pointer(src, sd, &ss);
-            let dst_ptr = self.subset_pointer(dst, dd, &ds);
+            let src_ptr = self.subset_pointer(src, sd, ss);
+            let dst_ptr = self.subset_pointer(dst, dd, ds);
             let bytes = format!(
                 "sizeof({}) * static_cast<size_t>({})",
                 sd.dtype.ctype(),
