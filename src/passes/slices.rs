@@ -364,9 +364,10 @@ mod tests {
             );
             let memory_ok = match mode {
                 Some(Mode::Pool) => t.memory == Memory::Pool,
-                Some(Mode::Persistent) => t.memory == Memory::Persistent,
+                // Offloaded, the default mode allocates at init what init can size.
+                None | Some(Mode::Persistent) => t.memory == Memory::Persistent,
                 Some(Mode::External) => matches!(t.memory, Memory::External { .. }),
-                _ => t.memory == Memory::Heap,
+                Some(Mode::Scoped) => t.memory == Memory::Heap,
             };
             assert!(memory_ok, "{mode:?}: {:?}", t.memory);
             if mode == Some(Mode::External) {

@@ -309,8 +309,12 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                         check_names_in(x, names, &params, &e.path, || format!("memlet on '{d}'"))?;
                     }
                     // `begin:end:step:tile` selects `tile` consecutive
-                    // elements at every step; no writer reads the tile.
-                    if r.tile != Expr::Int(1) {
+                    // elements at every step; no writer reads the tile. On
+                    // the outer edges of a map scope it only describes what
+                    // the iterations touch (propagated), and nothing is copied.
+                    let scope_edge = matches!(node(e.dst).kind, NodeKind::MapEntry(_))
+                        || matches!(node(e.src).kind, NodeKind::MapExit { .. });
+                    if r.tile != Expr::Int(1) && !scope_edge {
                         return Err(Error::unsupported(
                             &e.path,
                             format!(

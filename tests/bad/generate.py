@@ -240,7 +240,7 @@ CASES = [
     ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "cpp"),
     ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
-    ("tiled_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("tile", "2"), 1, "has a tiled range (tile 2)", "at /nodes/3/edges/", "check"),
+    ("tiled_memlet", lambda d: memlet(edge(d, 0, 1))["subset"]["ranges"][0].__setitem__("tile", "2"), 1, "has a tiled range (tile 2)", "at /nodes/3/edges/", "check"),
 ]
 
 
