@@ -47,13 +47,7 @@ pub fn calls_cublas(t: &Tasklet) -> bool {
 
 /// True if any tasklet of the SDFG or of an SDFG nested in it calls cuBLAS.
 pub fn cublas_in(sdfg: &Sdfg) -> bool {
-    let mut found = false;
-    sdfg.for_each_sdfg(&mut |s| {
-        each_node(&s.body, &mut |n| {
-            found |= matches!(&n.kind, NodeKind::Tasklet(t) if calls_cublas(t));
-        })
-    });
-    found
+    super::environment_in(sdfg, CUBLAS_ENVIRONMENT)
 }
 
 /// A BLAS call replacing a library node: the tasklet and the connectors

@@ -281,6 +281,19 @@ fn remove_nodes(st: &mut State, dead: &[NodeId]) {
     }
 }
 
+/// True if a tasklet of the SDFG or of an SDFG nested in it calls into the
+/// DaCe library environment `env` (a dotted class name, e.g. cuBLAS's or MPI's).
+pub fn environment_in(sdfg: &Sdfg, env: &str) -> bool {
+    let mut found = false;
+    sdfg.for_each_sdfg(&mut |s| {
+        each_node(&s.body, &mut |n| {
+            found |=
+                matches!(&n.kind, NodeKind::Tasklet(t) if t.environments.iter().any(|e| e == env));
+        })
+    });
+    found
+}
+
 #[cfg(test)]
 mod mpi_tests;
 #[cfg(test)]

@@ -52,13 +52,7 @@ pub fn calls_mpi(t: &Tasklet) -> bool {
 
 /// True if any tasklet of the SDFG or of an SDFG nested in it calls MPI.
 pub fn mpi_in(sdfg: &Sdfg) -> bool {
-    let mut found = false;
-    sdfg.for_each_sdfg(&mut |s| {
-        each_node(&s.body, &mut |n| {
-            found |= matches!(&n.kind, NodeKind::Tasklet(t) if calls_mpi(t));
-        })
-    });
-    found
+    super::environment_in(sdfg, ENVIRONMENT)
 }
 
 /// The MPI datatype of an element type (DaCe's `MPI_DDT`).
