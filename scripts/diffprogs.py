@@ -538,6 +538,28 @@ def negative_index(x: dace.float64[N], y: dace.float64[2]):
     y[1] = x[-2] + x[N - 3]
 
 
+@program(O=3)
+def matmul_unshared_symbols(A: dace.float64[N, K], B: dace.float64[dace.symbol('O'), M], C: dace.float64[N, M]):
+    # B's rows are another symbol than A's columns (equal at run time):
+    # DaCe's Gemm expansion iterates over A's shape and B's columns only, so
+    # its argument list has no `O`.
+    C[:] = A @ B
+
+
+@program
+def view_reinterpret(A: dace.int32[N, M], C: dace.int32[N, M], B: dace.int16[N, 2 * M],
+                     x: dace.float32[N], y: dace.int32[N]):
+    # `.view(dtype)`: views with another element type than the data they
+    # view; the first one starts two rows into A (an offset in A's elements).
+    r = A[2:, :]
+    v = r.view(dace.int16)
+    v += 3
+    h = C.view(dace.int16)
+    B[:, :] = h + 1
+    xi = x.view(dace.int32)
+    y[:] = xi
+
+
 @program
 def multi_dim_transpose_sum(A: dace.float64[N, M, K], B: dace.float64[K, N]):
     B[:] = np.transpose(np.sum(A, axis=1))

@@ -297,16 +297,42 @@ impl Collector {
                 // containers it accesses.
                 NodeKind::Library(l)
                     if matches!(l.kind, LibraryKind::ReduceWithSkipValues { .. }) => {}
-                NodeKind::Library(_) => {
-                    // The expansion iterates over the adjacent containers' shapes.
-                    for e in st
-                        .edges
-                        .iter()
-                        .filter(|e| e.src.index() == idx || e.dst.index() == idx)
-                    {
-                        if let Some(d) = e.memlet.data.as_ref().and_then(|d| sdfg.arrays.get(d)) {
-                            for x in &d.shape {
-                                self.expr_minus(x, &params);
+                NodeKind::Library(l) => {
+                    let adjacent = || {
+                        st.edges
+                            .iter()
+                            .filter(move |e| e.src.index() == idx || e.dst.index() == idx)
+                    };
+                    if let Some(dims) = gemm_dims(&l.kind, idx, &st.edges) {
+                        // DaCe's Gemm (also a MatMul of two matrices)
+                        // iterates over op(_a)'s two dimensions and
+                        // op(_b)'s columns only: op(_b)'s rows must equal
+                        // op(_a)'s columns, and the output's shape is
+                        // (rows of op(_a), columns of op(_b)).
+                        for e in adjacent() {
+                            let Some(d) = e.memlet.data.as_ref().and_then(|d| sdfg.arrays.get(d))
+                            else {
+                                continue;
+                            };
+                            let keep: &[usize] = match e.dst_conn.as_deref() {
+                                Some("_a") => &[0, 1],
+                                Some("_b") => std::slice::from_ref(&dims.b_cols),
+                                _ => &[],
+                            };
+                            for &i in keep {
+                                if let Some(x) = d.shape.get(i) {
+                                    self.expr_minus(x, &params);
+                                }
+                            }
+                        }
+                    } else {
+                        // The expansion iterates over the adjacent containers' shapes.
+                        for e in adjacent() {
+                            if let Some(d) = e.memlet.data.as_ref().and_then(|d| sdfg.arrays.get(d))
+                            {
+                                for x in &d.shape {
+                                    self.expr_minus(x, &params);
+                                }
                             }
                         }
                     }
@@ -350,6 +376,35 @@ impl Collector {
                 }
             }
         }
+    }
+}
+
+/// The dimension of `_b` that is op(_b)'s columns, for a library node that
+/// DaCe expands as a Gemm.
+struct GemmDims {
+    b_cols: usize,
+}
+
+/// A `Gemm` node, or a `MatMul` of two 2-D memlets (DaCe's
+/// `SpecializeMatMul` makes it a Gemm; it counts the memlets' dimensions,
+/// unit ones included), with container operands of two dimensions.
+fn gemm_dims(kind: &LibraryKind, idx: usize, edges: &[DataEdge]) -> Option<GemmDims> {
+    let operand = |conn: &str| {
+        edges
+            .iter()
+            .find(|e| e.dst.index() == idx && e.dst_conn.as_deref() == Some(conn))
+    };
+    let (a, b) = (operand("_a")?, operand("_b")?);
+    let two_d = |e: &DataEdge| e.memlet.subset.as_ref().is_some_and(|s| s.len() == 2);
+    if !two_d(a) || !two_d(b) {
+        return None;
+    }
+    match kind {
+        LibraryKind::MatMul { .. } => Some(GemmDims { b_cols: 1 }),
+        LibraryKind::Gemm { trans_b, .. } => Some(GemmDims {
+            b_cols: if *trans_b { 0 } else { 1 },
+        }),
+        _ => None,
     }
 }
 

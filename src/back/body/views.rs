@@ -188,8 +188,17 @@ impl FnWriter<'_> {
                 Some(Access::Value(v)) => format!("&{v}"),
                 _ => format!("&{}", self.element(&ve.viewed, vd, &start)),
             };
-            self.out
-                .line(format!("{} * {view} = {base};", d.dtype.ctype()));
+            // A view with another element type reinterprets the viewed
+            // bytes (numpy's `.view(dtype)`); its subset's offsets are in
+            // the viewed container's elements, as DaCe's
+            // `emit_memlet_reference` casts `viewed + offset`.
+            let ct = d.dtype.ctype();
+            let base = if d.dtype == vd.dtype {
+                base
+            } else {
+                format!("reinterpret_cast<{ct} *>({base})")
+            };
+            self.out.line(format!("{ct} * {view} = {base};"));
             declared.insert(view.to_string());
         }
         Ok(())
