@@ -170,22 +170,10 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 Func::PyFloor | Func::PyMod | Func::Heaviside | Func::Gcd | Func::Lcm => {
                     DType::promote(t0, args.get(1).map(|a| infer(a, s)).unwrap_or(t0))
                 }
-                // `nextafter(x, inf)`: DaCe's `inf` is C's `INFINITY`, a `float`.
+                // `nextafter(x, inf)`: `inf` is a double, so C++ calls the
+                // double overload (DaCe's library computes so).
                 Func::NextAfter => {
-                    let t1 = match args.get(1) {
-                        Some(Expr::Float(v)) if !v.is_finite() => DType::Float32,
-                        Some(a) => infer(a, s),
-                        None => t0,
-                    };
-                    let t0 = match args.first() {
-                        Some(Expr::Float(v)) if !v.is_finite() => DType::Float32,
-                        _ => t0,
-                    };
-                    if t0 == DType::Float32 && t1 == DType::Float32 {
-                        DType::Float32
-                    } else {
-                        DType::Float64
-                    }
+                    DType::promote(t0, args.get(1).map(|a| infer(a, s)).unwrap_or(t0))
                 }
                 Func::Ldexp if t0 == DType::Float32 => DType::Float32,
                 Func::Ldexp => DType::Float64,
@@ -428,19 +416,6 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
                 Expr::Call(Func::FloatPow, vec![la, lb])
             }
         }
-        // `nextafter(x, inf)` of a `float`: DaCe's `inf` is C's `INFINITY`,
-        // a `float`, so C++ picks the `float` overload.
-        Expr::Call(Func::NextAfter, args) if infer(e, s) == DType::Float32 => Expr::Call(
-            Func::NextAfter,
-            args.iter()
-                .map(|a| match a {
-                    Expr::Float(v) if !v.is_finite() => {
-                        Expr::Call(Func::Cast(DType::Float32), vec![a.clone()])
-                    }
-                    _ => rec(a),
-                })
-                .collect(),
-        ),
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
         Expr::Ternary(c, a, b) => {
             let (ta, tb) = (infer(a, s), infer(b, s));
