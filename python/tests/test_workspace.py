@@ -6,7 +6,7 @@ import pytest
 import sdfgc
 from conftest import CORPUS, case, run_case
 
-np = pytest.importorskip("numpy")
+import numpy as np  # noqa: E402
 
 
 def external(name, cache):
