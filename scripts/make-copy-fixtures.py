@@ -19,6 +19,12 @@ memlet's own indices. Reading `a[5:15, 6:16]` into a 10x10 `b` at
   `SubgraphFusion`): inside the fused map `A[0:M, i]` is copied into a
   transient of shape [M, 1] (no other subset).
 
+* `dynamic_pointer_output`: tasklets that assign an output connector by
+  name under an `if` (a dynamic memlet): a pointer-typed connector of one
+  element in a parallel map, and a connector whose memlet covers three
+  elements (`C[2:5]`): DaCe writes the subset's first element
+  (`DaCeKeywordRemover.visit_Assign`); sdfgc refused the second.
+
 Run with DaCe 1.0.2:  /work/venv-dace1/bin/python scripts/make-copy-fixtures.py [OUTDIR]
 (default OUTDIR: fixtures/corpus). Reference outputs come from numpy; DaCe's
 own compiled CPU library is run on the same inputs and must reproduce them
@@ -198,9 +204,37 @@ def make_fused_reduce_transient(rng):
                ['reduce', 'transform', 'copy', 'map_fusion'])
 
 
+def make_dynamic_pointer_output(rng):
+    sdfg = dace.SDFG('dynamic_pointer_output')
+    for n in 'ABC':
+        sdfg.add_array(n, [N], dace.float64)
+    st = sdfg.add_state('in_map')
+    me, mx = st.add_map('m', dict(i='0:N'))
+    t = st.add_tasklet('t', {'a'}, {'__out'}, 'if a > 0.5:\n    __out = a * 2')
+    t.out_connectors['__out'] = dace.pointer(dace.float64)
+    st.add_memlet_path(st.add_read('A'), me, t, dst_conn='a', memlet=Memlet('A[i]'))
+    st.add_memlet_path(t, mx, st.add_write('B'), src_conn='__out', memlet=Memlet('B[i]', dynamic=True))
+    st2 = sdfg.add_state_after(st, 'three_elements')
+    t2 = st2.add_tasklet('t2', {'a'}, {'__o'}, 'if a > 0.0:\n    __o = a + 1')
+    st2.add_edge(st2.add_read('A'), None, t2, 'a', Memlet('A[0]'))
+    st2.add_edge(t2, '__o', st2.add_write('C'), None, Memlet('C[2:5]', dynamic=True))
+    sdfg.validate()
+    n = 13
+    A, B, C = rng.random(n), rng.random(n), rng.random(n)
+    refB, refC = B.copy(), C.copy()
+    refB[A > 0.5] = A[A > 0.5] * 2
+    refC[2] = A[0] + 1
+    write_case('dynamic_pointer_output',
+               'tasklet outputs assigned by name under an if (dynamic memlets): a pointer-typed one-element '
+               'connector in a parallel map, and a three-element memlet C[2:5] whose first element is written',
+               {'program.sdfg': sdfg}, {'N': n}, {'A': A, 'B': B, 'C': C},
+               {'B': refB, 'C': refC}, (0, 0), ['tasklet_if', 'dynamic_memlet', 'parallel_map'])
+
+
 if __name__ == '__main__':
     scratch_dir('make-copy-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
     make_copy_no_other_subset(rng)
     make_symbol_sized_copy_in_loop(rng)
     make_fused_reduce_transient(rng)
+    make_dynamic_pointer_output(np.random.default_rng(SEED))  # its own stream: regenerating it alone gives the same files
