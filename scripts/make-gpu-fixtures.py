@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates fixtures/gpu/<case>/: GPU SDFGs (DaCe 1.0.2) whose kernels read
-constant arrays (`constants_prop`), with inputs, numpy reference outputs and
-a case.json in the corpus format (see ../shared/corpus/README.md).
+constant arrays (`constants_prop`) or use DaCe's GPU reduce expansion (C++
+tasklets calling `dace::warpReduce`), with inputs, numpy reference outputs
+and a case.json in the corpus format (see ../shared/corpus/README.md).
 
 Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [OUTDIR]
 (default OUTDIR: fixtures/gpu). The ABI entries are parsed from DaCe's own
@@ -19,12 +20,14 @@ SEED = 20261130
 OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
 
 
-def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features):
+def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features, after_gpu=None):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     sdfg.arg_names = list(inputs) + [n for n in outputs if n not in inputs]
     sdfg.apply_gpu_transformations()
     sdfg.simplify()
+    if after_gpu:
+        after_gpu(sdfg)
     sdfg.validate()
     sdfg.save(os.path.join(d, 'program.gpu.sdfg'))
     args = write_array_args(d, sdfg.arg_names, inputs, outputs)
@@ -127,9 +130,46 @@ def const_nested_loop(rng):
                {'a': a}, {'b': b}, (1e-10, 1e-12), ['constants', 'constant_array', 'nested_sdfg', 'loop'])
 
 
+def warp_reduce(_rng):
+    """Whole-array sum, max and min of a float64 and an int32 array through
+    DaCe's GPU reduce expansion (GPUAuto: 32-thread blocks, each thread a
+    strided partial, `dace::warpReduce` across the warp, thread 0 resolves
+    into the result)."""
+    rng = np.random.default_rng(SEED + 1)  # its own stream: earlier cases stay as they are
+    N = dace.symbol('N', dace.int32)
+
+    @dace.program
+    def gpu_warp_reduce(a: dace.float64[N], k: dace.int32[N], s: dace.float64[1], mx: dace.float64[1],
+                        mn: dace.int32[1]):
+        s[0] = np.sum(a)
+        mx[0] = np.max(a)
+        mn[0] = np.min(k)
+
+    def expand_gpu_auto(sdfg):
+        from dace.libraries.standard import Reduce
+        found = 0
+        for node, _ in sdfg.all_nodes_recursive():
+            if isinstance(node, Reduce):
+                node.implementation = 'GPUAuto'
+                found += 1
+        assert found == 3, found
+        sdfg.expand_library_nodes()
+        code = [n.code.as_string for n, _ in sdfg.all_nodes_recursive() if isinstance(n, dace.nodes.Tasklet)]
+        assert sum('warpReduce' in c for c in code) == 3, code
+
+    n = 1000  # not a multiple of 32 or 1024: partial warps and blocks
+    a = rng.standard_normal(n)
+    k = rng.integers(-1000, 1000, n).astype(np.int32)
+    sdfg = gpu_warp_reduce.to_sdfg(simplify=True)
+    write_case(sdfg, 'warp_reduce', warp_reduce.__doc__, {'N': n}, {'a': a, 'k': k},
+               {'s': np.array([a.sum()]), 'mx': np.array([a.max()]), 'mn': np.array([k.min()], np.int32)},
+               (1e-10, 1e-12), ['warp_reduce', 'reduce'], after_gpu=expand_gpu_auto)
+
+
 if __name__ == '__main__':
     scratch_dir('make-gpu-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
     const_weights_1d(rng)
     const_table_2d(rng)
     const_nested_loop(rng)
+    warp_reduce(rng)

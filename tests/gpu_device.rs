@@ -56,7 +56,7 @@ fn runs() -> Vec<(PathBuf, String, Config)> {
         if !dir.join(&variant).to_string_lossy().contains(&filter) {
             continue;
         }
-        let constants = dir.parent().is_some_and(|p| p.ends_with("fixtures/gpu"));
+        let constants = common::corpus::has_feature(&dir, "constant_array");
         for (m, s) in MODES {
             out.push((dir.clone(), variant.clone(), (m, s, false)));
             if constants {

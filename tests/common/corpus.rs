@@ -26,6 +26,16 @@ pub fn case_files(keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// Whether the case in `dir` lists `feature` in its `case.json` features
+/// (`constant_array`: kernels that read constant arrays).
+pub fn has_feature(dir: &Path, feature: &str) -> bool {
+    let text = std::fs::read_to_string(dir.join("case.json")).unwrap_or_default();
+    let case: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    case["features"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|x| x == feature))
+}
+
 /// [`case_files`] below `root`, npbench included.
 pub fn case_files_under(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();

@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 /// Rewrites `k<<<grid, block, shmem, stream>>>(args);` into a call of the
-/// emulator's launcher (the fiber launcher when the file has barriers).
+/// emulator's launcher (the fiber launcher when the file has barriers or
+/// warp shuffles).
 pub fn emulate_launches(src: &str) -> String {
-    let launcher = if src.contains("__syncthreads") {
+    let launcher = if src.contains("__syncthreads") || src.contains("__shfl_") {
         "sdfgc_emu_launch_fibers"
     } else {
         "sdfgc_emu_launch"

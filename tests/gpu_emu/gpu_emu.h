@@ -49,6 +49,7 @@ struct SdfgcEmuBlock {
     ucontext_t scheduler;
     std::vector<ucontext_t> fibers;
     std::vector<char> done;
+    std::vector<unsigned char> lanes;  // one value per thread, for warp shuffles
     std::size_t current = 0;
     void (*body)(void *) = nullptr;
     void *arg = nullptr;
@@ -66,6 +67,29 @@ inline void __syncthreads() {
     SdfgcEmuBlock *b = sdfgc_emu_block;
     if (b) swapcontext(&b->fibers[b->current], &b->scheduler);
 }
+
+// Warp shuffle (xor of the lane): every thread of the block must call it, as a
+// barrier: each publishes its value, all meet, each reads its partner's, all meet again.
+template <typename T>
+inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32) {
+    SdfgcEmuBlock *b = sdfgc_emu_block;
+    if (!b) {
+        std::fprintf(stderr, "gpu_emu: warp shuffle in a launch without fibers\n");
+        std::abort();
+    }
+    const std::size_t t = b->current, n = b->fibers.size();
+    b->lanes.resize(n * sizeof(T));
+    std::memcpy(&b->lanes[t * sizeof(T)], &v, sizeof(T));
+    __syncthreads();
+    const std::size_t w = std::size_t(width);
+    const std::size_t partner = t / w * w + ((t % w) ^ std::size_t(mask));
+    T r = v;
+    if (partner < n) std::memcpy(&r, &b->lanes[partner * sizeof(T)], sizeof(T));
+    __syncthreads();
+    return r;
+}
+template <typename T>
+inline T __shfl_xor(T v, int mask, int width = 32) { return __shfl_xor_sync(0xffffffffu, v, mask, width); }
 
 // Device allocations: base pointer -> mapped bytes.
 inline std::map<void *, std::size_t> &sdfgc_emu_device_pointers() {

@@ -532,6 +532,17 @@ impl<'a> FnWriter<'a> {
                 } else {
                     "const "
                 };
+                // Code that never names the connector (DaCe's reduce identity
+                // `o = b` of inputs `a`, `b`) keeps the read, without a warning.
+                let used = match t.code.language {
+                    Language::Python => reads_name(&t.stmts, c),
+                    Language::Cpp => crate::back::cpp::uses_identifier(&t.code.code, c),
+                };
+                let cv = if used {
+                    cv.to_string()
+                } else {
+                    format!("[[maybe_unused]] {cv}")
+                };
                 self.out
                     .line(format!("{cv}{} {var} = {value};", dtype.ctype()));
                 conns.insert(
@@ -556,8 +567,19 @@ impl<'a> FnWriter<'a> {
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
             let (dtype, is_ptr) =
                 connector_kind(t.outputs.get(c), d, sub, indexed.contains(c.as_str()));
+            // A dynamic output with write-conflict resolution (a write under a
+            // condition) is resolved where the code assigns it, as DaCe does: a
+            // write-back after the code would resolve a value never assigned.
+            let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
+            let resolve_in_place = !is_ptr
+                && e.memlet.dynamic
+                && e.memlet.wcr.is_some()
+                && t.code.language == Language::Python
+                && !indexed.contains(c.as_str())
+                && !reads_name(&t.stmts, c)
+                && self.reduction_var(data, &starts).is_none();
             let var = var_of(c);
-            if is_ptr {
+            if is_ptr || resolve_in_place {
                 if e.memlet.wcr.is_some() && t.code.language != Language::Python {
                     return Err(Error::unsupported(
                         &e.path,
@@ -568,7 +590,13 @@ impl<'a> FnWriter<'a> {
                         ),
                     ));
                 }
-                if one_element_pointer(t.outputs.get(c), sub, &indexed, c) {
+                // A dynamic memlet (a write under a condition) assigned by
+                // name writes its subset's first element, whatever its size
+                // (DaCe's `DaCeKeywordRemover.visit_Assign`).
+                if resolve_in_place
+                    || one_element_pointer(t.outputs.get(c), sub, &indexed, c)
+                    || (e.memlet.dynamic && e.memlet.wcr.is_none() && !indexed.contains(c.as_str()))
+                {
                     one_element.insert(c.clone());
                 }
                 if declared_outs.insert(c.clone()) {
@@ -594,7 +622,6 @@ impl<'a> FnWriter<'a> {
                 }
                 continue;
             }
-            let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
             let target = self.element(data, d, &starts);
             if e.memlet.dynamic && e.memlet.wcr.is_none() && !conns.contains_key(c) {
                 // May or may not be written: bind by reference.
@@ -654,7 +681,7 @@ impl<'a> FnWriter<'a> {
                 }
             }
             Language::Cpp => {
-                if let Some(name) = dace_runtime_name(&t.code.code) {
+                if let Some(name) = dace_runtime_name(&t.code.code, self.in_kernel) {
                     return Err(Error::unsupported(
                         &node.path,
                         format!(
@@ -1511,6 +1538,25 @@ fn single_element(sub: &[RangeDim]) -> bool {
     })
 }
 
+/// Whether tasklet code reads `name` as a value (not only assigns it).
+fn reads_name(stmts: &[Stmt], name: &str) -> bool {
+    fn visit(e: &Expr, name: &str) -> bool {
+        match e {
+            Expr::Sym(n) => n == name,
+            Expr::Index(n, idx) => n == name || idx.iter().any(|i| visit(i, name)),
+            Expr::Unary(_, a) => visit(a, name),
+            Expr::Binary(_, a, b) => visit(a, name) || visit(b, name),
+            Expr::Call(_, args) => args.iter().any(|a| visit(a, name)),
+            Expr::Ternary(c, a, b) => visit(c, name) || visit(a, name) || visit(b, name),
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => false,
+        }
+    }
+    all_stmts(stmts).into_iter().any(|s| {
+        matches!(s, Stmt::Assign { target: Target::Name(n), op: Some(_), .. } if n == name)
+            || s.own_exprs().into_iter().any(|e| visit(e, name))
+    })
+}
+
 /// Names that tasklet code indexes (`x[i]`).
 fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
     fn visit<'a>(e: &'a Expr, out: &mut BTreeSet<&'a str>) {
@@ -1790,9 +1836,10 @@ mod tests {
 }
 
 /// The first `dace::...` name in C++ tasklet code that sdfgc's prelude does
-/// not define (DaCe's runtime headers: `dace::warpReduce`, `dace::math::...`);
-/// only the complex types are sdfgc's.
-fn dace_runtime_name(code: &str) -> Option<String> {
+/// not define (DaCe's runtime headers: `dace::math::...`); the complex types
+/// are sdfgc's, and in device code so is the warp reduction
+/// (`back::gpu::warp`).
+fn dace_runtime_name(code: &str, device: bool) -> Option<String> {
     let mut rest = code;
     while let Some(at) = rest.find("dace::") {
         let before = rest[..at].chars().next_back();
@@ -1805,7 +1852,9 @@ fn dace_runtime_name(code: &str) -> Option<String> {
         if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
             continue; // `mydace::` or `::dace::`-qualified in another namespace
         }
-        if !matches!(name, "dace::complex64" | "dace::complex128") {
+        let warp =
+            device && (name == "dace::warpReduce" || name.starts_with("dace::ReductionType"));
+        if !warp && !matches!(name, "dace::complex64" | "dace::complex128") {
             return Some(name.to_string());
         }
     }
@@ -1819,13 +1868,17 @@ mod dace_runtime_tests {
     #[test]
     fn dace_runtime_names_in_cpp_tasklets_are_found() {
         let code = "__out = dace::warpReduce<dace::ReductionType::Max, double>::reduce(__a);";
-        assert_eq!(dace_runtime_name(code).as_deref(), Some("dace::warpReduce"));
         assert_eq!(
-            dace_runtime_name("dace::complex128 z = a; x = mydace::f(z);"),
+            dace_runtime_name(code, false).as_deref(),
+            Some("dace::warpReduce")
+        );
+        assert_eq!(dace_runtime_name(code, true), None);
+        assert_eq!(
+            dace_runtime_name("dace::complex128 z = a; x = mydace::f(z);", false),
             None
         );
         assert_eq!(
-            dace_runtime_name("y = dace::math::pi * x;").as_deref(),
+            dace_runtime_name("y = dace::math::pi * x;", true).as_deref(),
             Some("dace::math::pi")
         );
     }

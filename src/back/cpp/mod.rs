@@ -718,6 +718,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
             if uses("sdfgc_copy(") || uses("sdfgc_move(") {
                 r = format!("{r}\n{RUNTIME_COPY}");
             }
+            if let Some(g) = p.gpu.filter(|_| uses("dace::warpReduce<")) {
+                r = format!("{r}\n{}", crate::back::gpu::warp::runtime(g));
+            }
             if uses("reduction(sdfgc_m") {
                 r = format!("{r}\n{RUNTIME_MINMAX}");
             }
