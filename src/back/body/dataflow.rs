@@ -371,7 +371,7 @@ impl FnWriter<'_> {
                 ));
             };
             let d = self.data_desc(data, &e.path)?;
-            if data == c && d.kind == DataKind::Scalar {
+            if data == c && d.kind == DataKind::Scalar && self.element(data, d, &[]) == *c {
                 continue;
             }
             let dtype = match t {
@@ -392,7 +392,8 @@ impl FnWriter<'_> {
                 return Err(Error::unsupported(
                     &e.path,
                     format!(
-                        "dynamic input '{c}' of map '{}' has the name of the array it reads",
+                        "dynamic input '{c}' of map '{}' has the name of the container it reads, \
+                         which is not a plain value here",
                         m.label
                     ),
                 ));
