@@ -40,17 +40,51 @@ PROGRAM_SYMBOLS = {}
 # case.json `features` of a program's fixture (`parallel_map`: the tests run
 # every variant of it under ThreadSanitizer).
 PROGRAM_FEATURES = {}
+# Inputs a program's fixture needs instead of random ones (`inputs(rng,
+# sizes)` returns the arguments to replace, e.g. a valid CSR structure), and
+# an independent check of DaCe's outputs (`check(inputs, outputs, sizes)`
+# raises on a difference, e.g. against scipy).
+PROGRAM_INPUTS = {}
+PROGRAM_CHECKS = {}
 
 
-def program(f=None, features=(), **symbols):
+def program(f=None, features=(), inputs=None, check=None, **symbols):
     """Registers a DaCe program under its Python name (`@program(N=300)`:
     with its own fixture sizes)."""
     def register(g):
         PROGRAMS[g.__name__] = dace.program(g)
         PROGRAM_SYMBOLS[g.__name__] = symbols
         PROGRAM_FEATURES[g.__name__] = list(features)
+        PROGRAM_INPUTS[g.__name__] = inputs
+        PROGRAM_CHECKS[g.__name__] = check
         return g
     return register(f) if f is not None else register
+
+
+class SdfgBuilder:
+    """A program given as a function that builds its SDFG (library nodes
+    expanded as DaCe's tests do) instead of a `@dace.program`."""
+
+    def __init__(self, build):
+        self.build = build
+
+    def to_sdfg(self, simplify=True):
+        sdfg = self.build()
+        if simplify:
+            sdfg.simplify()
+        return sdfg
+
+
+def sdfg_program(features=(), inputs=None, check=None, **symbols):
+    """Registers an SDFG builder (see `SdfgBuilder`) like `program`."""
+    def register(g):
+        PROGRAMS[g.__name__] = SdfgBuilder(g)
+        PROGRAM_SYMBOLS[g.__name__] = symbols
+        PROGRAM_FEATURES[g.__name__] = list(features)
+        PROGRAM_INPUTS[g.__name__] = inputs
+        PROGRAM_CHECKS[g.__name__] = check
+        return g
+    return register
 
 
 @program
@@ -687,6 +721,114 @@ def tasklet_lambda_printf(a: dace.float64[N], o: dace.float64[N]):
                 printf("big value %f\n", y)
 
 
+# Dynamic map ranges (map inputs that are values read from memory: CSR row
+# pointers). Their inputs are valid CSR structures; the outputs are checked
+# against scipy.sparse.
+NNZ = dace.symbol("NNZ")
+
+
+def _csr_inputs(rows="rowptr", cols="col", nrows="N", ncols="M", index=np.int64):
+    def make(rng, sizes):
+        n, m, nnz = sizes[nrows], sizes[ncols], sizes["NNZ"]
+        ptr = np.sort(rng.integers(0, nnz + 1, size=n + 1))
+        ptr[0], ptr[-1] = 0, nnz
+        return {rows: ptr.astype(index), cols: rng.integers(0, m, size=nnz).astype(index)}
+    return make
+
+
+def _csr(inputs, sizes, rows="rowptr", cols="col", vals="val"):
+    from scipy.sparse import csr_matrix
+    return csr_matrix((inputs[vals], inputs[cols], inputs[rows]), shape=(sizes["N"], sizes["M"]))
+
+
+def _check_spmv(inputs, outputs, sizes):
+    want = inputs["y"] + _csr(inputs, sizes) @ inputs["x"]
+    assert np.allclose(outputs["y"], want, rtol=1e-12, atol=1e-12), "differs from scipy.sparse"
+
+
+def _check_spmm(inputs, outputs, sizes):
+    want = inputs["C"] + _csr(inputs, sizes) @ inputs["B"]
+    assert np.allclose(outputs["C"], want, rtol=1e-12, atol=1e-12), "differs from scipy.sparse"
+
+
+@program(N=9, M=6, NNZ=20, inputs=_csr_inputs(), check=_check_spmv)
+def dyn_map_range(rowptr: dace.int64[N + 1], col: dace.int64[NNZ], val: dace.float64[NNZ],
+                  x: dace.float64[M], y: dace.float64[N]):
+    # y += A @ x, A in CSR: the inner map's range is `rowptr[i]:rowptr[i+1]`
+    # (two dynamic map inputs).
+    for i in dace.map[0:N]:
+        for j in dace.map[rowptr[i]:rowptr[i + 1]]:
+            y[i] += val[j] * x[col[j]]
+
+
+def _outer_bound_inputs(rng, sizes):
+    return {"n": np.array([sizes["N"] - 2], dtype=np.int64)}
+
+
+@program(inputs=_outer_bound_inputs)
+def dyn_map_outer_bound(x: dace.float64[N], y: dace.float64[N], n: dace.int64[1]):
+    # A top-level map whose bound is an array element.
+    for i in dace.map[0:n[0]]:
+        y[i] = x[i] * 2.0 + i
+
+
+@program(N=8, M=5, K=3, NNZ=17, inputs=_csr_inputs(), check=_check_spmm)
+def dyn_map_nested_symbol(rowptr: dace.int64[N + 1], col: dace.int64[NNZ], val: dace.float64[NNZ],
+                          B: dace.float64[M, K], C: dace.float64[N, K]):
+    # C += A @ B, A in CSR: a symbol-sized map inside the dynamic one.
+    for i in dace.map[0:N]:
+        for j in dace.map[rowptr[i]:rowptr[i + 1]]:
+            for k in dace.map[0:K]:
+                C[i, k] += val[j] * B[col[j], k]
+
+
+def _csrmv_sdfg(name, alpha, beta, dtype):
+    """DaCe's CSRMV library node (dace.libraries.sparse) with its pure
+    expansion, as tests/library/sparse/csrmv_test.py builds it."""
+    from dace.libraries.sparse import CSRMV
+    sdfg = dace.SDFG(name)
+    sdfg.add_array("A_val", shape=(NNZ, ), dtype=dtype)
+    sdfg.add_array("A_row", shape=(N + 1, ), dtype=dace.int32)
+    sdfg.add_array("A_col", shape=(NNZ, ), dtype=dace.int32)
+    sdfg.add_array("C", shape=(N, ), dtype=dtype)
+    sdfg.add_array("B", shape=(M, ), dtype=dtype)
+    state = sdfg.add_state("state", is_start_block=True)
+    node = CSRMV("csrmv", alpha=alpha, beta=beta)
+    node.implementation = "pure"
+    state.add_node(node)
+    for conn, data in [("_a_vals", "A_val"), ("_a_rows", "A_row"), ("_a_cols", "A_col"), ("_b", "B")]:
+        state.add_edge(state.add_access(data), None, node, conn, dace.Memlet.from_array(data, sdfg.arrays[data]))
+    state.add_edge(node, "_c", state.add_access("C"), None, dace.Memlet.from_array("C", sdfg.arrays["C"]))
+    if beta != 0:
+        state.add_edge(state.add_access("C"), None, node, "_cin", dace.Memlet.from_array("C", sdfg.arrays["C"]))
+    sdfg.expand_library_nodes()
+    sdfg.validate()
+    return sdfg
+
+
+def _check_csrmv(alpha, beta):
+    def check(inputs, outputs, sizes):
+        a = _csr(inputs, sizes, rows="A_row", cols="A_col", vals="A_val")
+        want = alpha * (a @ inputs["B"]) + beta * inputs["C"]
+        single = inputs["C"].dtype == np.float32
+        tol = 1e-5 if single else 1e-12
+        assert np.allclose(outputs["C"], want, rtol=tol, atol=tol), "differs from scipy.sparse"
+    return check
+
+
+_CSRMV_INPUTS = _csr_inputs(rows="A_row", cols="A_col", index=np.int32)
+
+
+@sdfg_program(N=10, M=7, NNZ=23, inputs=_CSRMV_INPUTS, check=_check_csrmv(1.0, 0.0))
+def csrmv_pure():
+    return _csrmv_sdfg("csrmv_pure", 1.0, 0.0, dace.float64)
+
+
+@sdfg_program(N=10, M=7, NNZ=23, inputs=_CSRMV_INPUTS, check=_check_csrmv(2.0, 2.0))
+def csrmv_alpha_beta():
+    return _csrmv_sdfg("csrmv_alpha_beta", 2.0, 2.0, dace.float32)
+
+
 def save_variants(name, prog, out, variants):
     """Writes the program's SDFG variants; returns [(variant, path)]."""
     from dace.transformation.auto import auto_optimize as aopt
@@ -756,6 +898,9 @@ def save_fixture(name, prog, root):
         shape = [int(dace.symbolic.evaluate(x, symbols)) for x in desc.shape] if isinstance(desc, dt.Array) else []
         v = difftest.random_values(rng, npdt, shape)
         inputs[an] = v if shape else npdt.type(v)
+    if PROGRAM_INPUTS.get(name):
+        for an, v in PROGRAM_INPUTS[name](rng, sizes).items():
+            inputs[an] = v.astype(inputs[an].dtype)
     outs = {}
     with tempfile.TemporaryDirectory(prefix="diffprogs-") as tmp:
         dace.Config.set("default_build_folder", value=tmp)
@@ -764,6 +909,8 @@ def save_fixture(name, prog, root):
     # A variant on which DaCe's own library disagrees with the simplified one
     # (a DaCe transformation bug) is left out, and the reason recorded.
     ref = outs["simplified"]
+    if PROGRAM_CHECKS.get(name):
+        PROGRAM_CHECKS[name](inputs, ref, sizes)
     dropped = {}
     for v, vals in outs.items():
         for an, x in vals.items():

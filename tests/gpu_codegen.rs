@@ -710,3 +710,72 @@ fn cublas_tasklets_run_on_the_host_on_their_stream() {
     let err = generate_in(&file, &opts).unwrap_err();
     assert!(err.contains("use it with --target cuda"), "{err}");
 }
+
+/// Dynamic map inputs (CSR row pointers, `j = rowptr[i] : rowptr[i+1]`): a
+/// sequential map inside a kernel defines them in the kernel's body (they
+/// are not kernel parameters); a kernel's own map or a thread-block map with
+/// one (its grid or block would depend on values in memory) is refused by
+/// name, with the map and the connector.
+#[test]
+fn dynamic_map_inputs_are_defined_inside_kernels_and_refused_on_grids_and_blocks() {
+    let programs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/programs");
+    let offload = CompileOptions {
+        offload: true,
+        offload_args: sdfgc::options::OffloadArgs::DeviceArgs,
+        ..CompileOptions::new(Target::Cuda)
+    };
+    let src = generate_with(&programs.join("dyn_map_range/program.sdfg"), &offload).unwrap();
+    let start = src.find("__global__").expect("a kernel");
+    let k = &src[start..start + src[start..].find("\n}\n").unwrap()];
+    let signature = &k[..k.find('{').unwrap()];
+    for b in ["_b0", "_e1"] {
+        let def = k
+            .lines()
+            .find(|l| l.contains("const int64_t __map_") && l.contains(b))
+            .unwrap_or_else(|| panic!("no definition of the dynamic input *{b} in {k}"));
+        assert!(def.contains("= rowptr[i"), "{def}");
+        assert!(!signature.contains(b), "{signature}");
+    }
+    let err = generate_with(
+        &programs.join("dyn_map_outer_bound/program.parsed.sdfg"),
+        &offload,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("GPU map 'dyn_map_outer_bound_") && err.contains("has dynamic input '__map_"),
+        "{err}"
+    );
+    // The inner map as a thread-block map of a GPU_Device map.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("program.sdfg");
+    let text = std::fs::read_to_string(programs.join("dyn_map_range/program.sdfg")).unwrap();
+    let mut j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for a in j["attributes"]["_arrays"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        a["attributes"]["storage"] = "GPU_Global".into();
+    }
+    for n in j["nodes"][0]["nodes"].as_array_mut().unwrap() {
+        if n["type"] == "MapEntry" {
+            let outer = n["attributes"]["params"] == serde_json::json!(["i"]);
+            n["attributes"]["schedule"] = if outer {
+                "GPU_Device"
+            } else {
+                "GPU_ThreadBlock"
+            }
+            .into();
+        }
+    }
+    std::fs::write(&file, j.to_string()).unwrap();
+    let err = generate_with(&file, &CompileOptions::new(Target::Cuda))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("GPU_ThreadBlock map 'dyn_map_range_")
+            && err.contains("has dynamic input '__map_"),
+        "{err}"
+    );
+}

@@ -336,6 +336,27 @@ pub struct MapEntry {
     pub unroll: bool,
     /// The matching exit node.
     pub exit: NodeId,
+    /// Dynamic map inputs: the input connectors not named `IN_*`, with
+    /// their declared types. Each is fed by one memlet (the edge into this
+    /// entry at that connector, found by [`State::dynamic_input_edge`]: the
+    /// edge stays the one source of the memlet, which passes may rewrite)
+    /// reading one element, whose value the map's range and everything in
+    /// its scope use under the connector's name, as a symbol defined by the
+    /// map (DaCe's `const T name = element;` before the map's loops).
+    pub dynamic_inputs: NameMap<ConnType>,
+}
+
+impl MapEntry {
+    /// The names the map defines for its scope: its parameters, then its
+    /// dynamic inputs (map-local: never symbols of the SDFG or the ABI).
+    pub fn scope_names(&self) -> impl Iterator<Item = &String> + '_ {
+        self.params.iter().chain(self.dynamic_inputs.keys())
+    }
+
+    /// True if `conn` (an input connector of a map entry) is a dynamic input.
+    pub fn is_dynamic_connector(conn: &str) -> bool {
+        !conn.starts_with("IN_")
+    }
 }
 
 /// Type of a tasklet or nested-SDFG connector.
@@ -637,6 +658,13 @@ impl State {
             next = self.nodes[s.index()].scope;
             Some(s)
         })
+    }
+
+    /// The edge that feeds dynamic input `conn` of map entry `entry`.
+    pub fn dynamic_input_edge(&self, entry: NodeId, conn: &str) -> Option<&DataEdge> {
+        self.edges
+            .iter()
+            .find(|e| e.dst == entry && e.dst_conn.as_deref() == Some(conn))
     }
 
     /// True if node `id` lies (transitively) in the scope of `entry`.

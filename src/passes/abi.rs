@@ -246,7 +246,7 @@ impl Collector {
             .nodes
             .iter()
             .filter_map(|n| match &n.kind {
-                NodeKind::MapEntry(m) => Some(m.params.iter().cloned()),
+                NodeKind::MapEntry(m) => Some(m.scope_names().cloned()),
                 _ => None,
             })
             .flatten()

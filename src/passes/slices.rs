@@ -105,7 +105,7 @@ fn enclosing_params(st: &State, scope: Option<NodeId>) -> BTreeSet<String> {
     let mut guard = 0;
     while let Some(id) = s {
         if let NodeKind::MapEntry(m) = &st.nodes[id.index()].kind {
-            out.extend(m.params.iter().cloned());
+            out.extend(m.scope_names().cloned());
         }
         s = st.nodes[id.index()].scope;
         guard += 1;

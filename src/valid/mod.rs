@@ -201,7 +201,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()>
 fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -> Result<()> {
     let node = |id: NodeId| &st.nodes[id.index()];
     check_map_exits(st, label)?;
-    for n in &st.nodes {
+    for (idx, n) in st.nodes.iter().enumerate() {
         match &n.kind {
             NodeKind::Access(a) if !sdfg.arrays.contains_key(&a.data) => {
                 return Err(Error::invalid(
@@ -227,7 +227,10 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                 // `_i0 = _j0 + tid : ...`): the loops nest in parameter order.
                 // GPU maps spread their parameters over the grid or the block,
                 // so there the ranges must not depend on one another.
+                // It may use its own dynamic inputs too (defined before its loops).
+                check_dynamic_inputs(sdfg, st, NodeId(idx as u32), m, label)?;
                 let mut known = scope_params(st, n.scope);
+                known.extend(m.dynamic_inputs.keys().map(String::as_str));
                 let gpu = matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuThreadBlock);
                 for (k, (r, p)) in m.range.iter().zip(&m.params).enumerate() {
                     for e in [&r.start, &r.end, &r.step] {
@@ -372,14 +375,100 @@ fn check_map_exits(st: &State, label: &str) -> Result<()> {
     Ok(())
 }
 
-/// Names visible inside the scope of `entry`: map parameters of it and its parents.
+/// The dynamic inputs of map `m` (node `id`): each fed by exactly one
+/// memlet that reads one element (a value: a dynamic input that is a
+/// pointer is refused by name), and every input connector of the entry not
+/// named `IN_*` is one of them.
+fn check_dynamic_inputs(
+    sdfg: &Sdfg,
+    st: &State,
+    id: NodeId,
+    m: &MapEntry,
+    label: &str,
+) -> Result<()> {
+    let path = &st.nodes[id.index()].path;
+    for e in st.edges.iter().filter(|e| e.dst == id) {
+        if let Some(c) = e.dst_conn.as_deref()
+            && MapEntry::is_dynamic_connector(c)
+            && !m.dynamic_inputs.contains_key(c)
+        {
+            return Err(Error::invalid(
+                &e.path,
+                format!(
+                    "edge uses input connector '{c}', which map '{}' in state '{label}' does not have",
+                    m.label
+                ),
+            ));
+        }
+    }
+    for (c, t) in &m.dynamic_inputs {
+        let mut feeding = st
+            .edges
+            .iter()
+            .filter(|e| e.dst == id && e.dst_conn.as_deref() == Some(c.as_str()));
+        let (Some(e), None) = (feeding.next(), feeding.next()) else {
+            return Err(Error::invalid(
+                path,
+                format!(
+                    "dynamic input '{c}' of map '{}' in state '{label}' is not fed by exactly one memlet",
+                    m.label
+                ),
+            ));
+        };
+        let Some(data) = e.memlet.data.as_deref() else {
+            return Err(Error::invalid(
+                &e.path,
+                format!(
+                    "dynamic input '{c}' of map '{}' in state '{label}' is fed by an empty memlet",
+                    m.label
+                ),
+            ));
+        };
+        let pointer = |why: String| {
+            Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "dynamic input '{c}' of map '{}' in state '{label}' is a pointer ({why}): \
+                     only dynamic inputs of one element (a value) are implemented",
+                    m.label
+                ),
+            ))
+        };
+        if let ConnType::Pointer(_) = t {
+            return pointer("its connector's type is a pointer".into());
+        }
+        // The validated memlet's container exists (checked with the edges).
+        let Some(d) = sdfg.arrays.get(data) else {
+            continue;
+        };
+        let one = match &e.memlet.subset {
+            Some(sub) => sub.iter().all(|r| {
+                crate::ir::simplify::simplify(&Expr::bin(
+                    BinaryOp::Sub,
+                    r.end.clone(),
+                    r.start.clone(),
+                ))
+                .as_int()
+                    == Some(0)
+            }),
+            None => d.kind == DataKind::Scalar,
+        };
+        if !one {
+            return pointer(format!("its memlet on '{data}' has more than one element"));
+        }
+    }
+    Ok(())
+}
+
+/// Names visible inside the scope of `entry`: map parameters and dynamic
+/// inputs of it and its parents.
 fn scope_params(st: &State, mut entry: Option<NodeId>) -> Vec<&str> {
     let mut out = Vec::new();
     let mut guard = 0;
     while let Some(id) = entry {
         let n = &st.nodes[id.index()];
         if let NodeKind::MapEntry(m) = &n.kind {
-            out.extend(m.params.iter().map(String::as_str));
+            out.extend(m.scope_names().map(String::as_str));
         }
         entry = n.scope;
         guard += 1;
@@ -394,10 +483,10 @@ fn scope_params(st: &State, mut entry: Option<NodeId>) -> Vec<&str> {
 fn with_scope_params<'a>(st: &'a State, e: &DataEdge, out: &mut Vec<&'a str>) {
     for id in [e.src, e.dst] {
         match &st.nodes[id.index()].kind {
-            NodeKind::MapEntry(m) => out.extend(m.params.iter().map(String::as_str)),
+            NodeKind::MapEntry(m) => out.extend(m.scope_names().map(String::as_str)),
             NodeKind::MapExit { entry } => {
                 if let NodeKind::MapEntry(m) = &st.nodes[entry.index()].kind {
-                    out.extend(m.params.iter().map(String::as_str));
+                    out.extend(m.scope_names().map(String::as_str));
                 }
             }
             _ => {}

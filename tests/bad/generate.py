@@ -156,6 +156,20 @@ def code_language(language, code):
     return f
 
 
+def dynamic_input(end, conn_type):
+    """Gives the map a dynamic input `__lo` (read from A[0:end]) that its
+    range starts at; `conn_type` is the connector's declared type."""
+    def mutate(d):
+        m = node(d, 0)
+        m["attributes"]["in_connectors"]["__lo"] = conn_type
+        m["attributes"]["range"]["ranges"][0]["start"] = "__lo"
+        e = copy.deepcopy(edge(d, 4, 0))
+        e["dst_connector"] = "__lo"
+        memlet(e)["subset"]["ranges"][0].update(start="0", end=end)
+        state(d)["edges"].append(e)
+    return mutate
+
+
 def raw(text):
     return ("raw", text)
 
@@ -241,6 +255,9 @@ CASES = [
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "cpp"),
     ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
     ("tiled_memlet", lambda d: memlet(edge(d, 0, 1))["subset"]["ranges"][0].__setitem__("tile", "2"), 1, "has a tiled range (tile 2)", "at /nodes/3/edges/", "check"),
+    # Dynamic map inputs are values: one of several elements (a pointer) is refused by name.
+    ("dynamic_map_input_pointer", dynamic_input("1", None), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its memlet on 'A' has more than one element)", "at /nodes/3/edges/", "check"),
+    ("dynamic_map_input_pointer_type", dynamic_input("0", {"type": "pointer", "dtype": "float64"}), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its connector's type is a pointer)", "at /nodes/3/edges/", "check"),
 ]
 
 

@@ -280,8 +280,10 @@ impl FnWriter<'_> {
                 "#pragma omp parallel for{collapse}{threads}{clauses}"
             ));
         }
-        // The reduction locals, then the map's comment right above its loops.
+        // The reduction locals, the dynamic inputs, then the map's comment
+        // right above its loops.
         self.open_reductions(&reductions);
+        self.define_dynamic_inputs(ctx, id, m)?;
         self.out.line(format!("// map {}", self.map_label(m)));
         for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
             if k == lead
@@ -337,6 +339,82 @@ impl FnWriter<'_> {
             self.out.close();
         }
         self.close_reductions(&reductions);
+        Ok(())
+    }
+
+    /// Defines the dynamic inputs of map `id` (`const T name = element;`,
+    /// as DaCe does) where its loops start: its range and its scope read them
+    /// by name. A connector named like its container, a scalar, is already in
+    /// scope by that name.
+    pub(crate) fn define_dynamic_inputs(
+        &mut self,
+        ctx: &StateCtx,
+        id: NodeId,
+        m: &MapEntry,
+    ) -> Result<()> {
+        let node = &ctx.st.nodes[id.index()];
+        let in_range: BTreeSet<String> = m
+            .range
+            .iter()
+            .flat_map(|r| [&r.start, &r.end, &r.step])
+            .flat_map(free_symbols)
+            .collect();
+        for (c, t) in &m.dynamic_inputs {
+            let edge = ctx.st.dynamic_input_edge(id, c);
+            let Some((e, data)) = edge.and_then(|e| Some((e, e.memlet.data.as_deref()?))) else {
+                return Err(Error::invalid(
+                    &node.path,
+                    format!(
+                        "dynamic input '{c}' of map '{}' is not fed by a memlet",
+                        m.label
+                    ),
+                ));
+            };
+            let d = self.data_desc(data, &e.path)?;
+            if data == c && d.kind == DataKind::Scalar && self.element(data, d, &[]) == *c {
+                continue;
+            }
+            let dtype = match t {
+                ConnType::Scalar(t) => *t,
+                ConnType::Unknown => d.dtype,
+                ConnType::Pointer(_) => {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "dynamic input '{c}' of map '{}' is a pointer: only dynamic inputs \
+                             of one element (a value) are implemented",
+                            m.label
+                        ),
+                    ));
+                }
+            };
+            if data == c {
+                return Err(Error::unsupported(
+                    &e.path,
+                    format!(
+                        "dynamic input '{c}' of map '{}' has the name of the container it reads, \
+                         which is not a plain value here",
+                        m.label
+                    ),
+                ));
+            }
+            let starts: Vec<Expr> = match &e.memlet.subset {
+                Some(sub) if sub.len() == d.rank() => sub.iter().map(|r| r.start.clone()).collect(),
+                _ => vec![Expr::Int(0); d.rank()],
+            };
+            let value = crate::back::body::tasklet::convert(
+                &self.element(data, d, &starts),
+                d.dtype,
+                dtype,
+            );
+            let unused = if in_range.contains(c) {
+                ""
+            } else {
+                "[[maybe_unused]] "
+            };
+            self.out
+                .line(format!("{unused}const {} {c} = {value};", dtype.ctype()));
+        }
         Ok(())
     }
 

@@ -150,7 +150,7 @@ impl FnWriter<'_> {
                     data.insert(a.data.clone());
                 }
                 NodeKind::MapEntry(m) => {
-                    bound.extend(m.params.iter().cloned());
+                    bound.extend(m.scope_names().cloned());
                     for r in &m.range {
                         for x in [&r.start, &r.end, &r.step] {
                             add(x, &mut names);
@@ -318,6 +318,16 @@ impl FnWriter<'_> {
             return Err(Error::unsupported(
                 &node.path,
                 format!("GPU map '{}' without parameters", m.label),
+            ));
+        }
+        if let Some(c) = m.dynamic_inputs.keys().next() {
+            return Err(Error::unsupported(
+                &node.path,
+                format!(
+                    "GPU map '{}' has dynamic input '{c}': a kernel's grid cannot depend on \
+                     values in memory (dynamic inputs of maps inside the kernel are implemented)",
+                    m.label
+                ),
             ));
         }
         let tbs = self.thread_block_maps(ctx, id)?;

@@ -105,7 +105,7 @@ impl FnWriter<'_> {
                 continue;
             }
             match &n.kind {
-                NodeKind::MapEntry(m) => params.extend(m.params.iter().map(String::as_str)),
+                NodeKind::MapEntry(m) => params.extend(m.scope_names().map(String::as_str)),
                 NodeKind::Access(a) => {
                     refused.insert(&a.data);
                 }

@@ -113,7 +113,19 @@ impl FnWriter<'_> {
                         ),
                     ));
                 }
-                Schedule::GpuThreadBlock if inner != id => out.push(inner),
+                Schedule::GpuThreadBlock if inner != id => {
+                    if let Some(c) = im.dynamic_inputs.keys().next() {
+                        return Err(Error::unsupported(
+                            &node.path,
+                            format!(
+                                "GPU_ThreadBlock map '{}' has dynamic input '{c}': the block \
+                                 size cannot depend on values in memory",
+                                im.label
+                            ),
+                        ));
+                    }
+                    out.push(inner)
+                }
                 _ => {}
             }
         }

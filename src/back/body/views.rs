@@ -227,6 +227,7 @@ mod tests {
             omp_num_threads: 0,
             unroll: false,
             exit: NodeId(exit),
+            dynamic_inputs: NameMap::default(),
         })
     }
 

@@ -60,7 +60,20 @@ impl Reader {
                             .collect::<Result<Vec<i64>>>()?,
                     ),
                 };
+                // Input connectors not named `IN_*` are dynamic map inputs
+                // (values the range and the scope read by name).
+                // (The types of the `IN_*` connectors are not read: nothing uses them.)
+                let mut dynamic_inputs = NameMap::default();
+                for (k, c) in entries(attrs, "in_connectors") {
+                    if MapEntry::is_dynamic_connector(k) {
+                        let t =
+                            located(|p| conn_type(c, p), || ptr(&ptr(&ap, "in_connectors"), k))?;
+                        dynamic_inputs.insert(k.to_string(), t);
+                    }
+                }
+                dynamic_inputs.sort_keys();
                 NodeKind::MapEntry(MapEntry {
+                    dynamic_inputs,
                     label: a.label,
                     params: a.params,
                     range,

@@ -495,6 +495,7 @@ impl<'a> Builder<'a> {
                 omp_num_threads: 0,
                 unroll: false,
                 exit: exit_id,
+                dynamic_inputs: NameMap::default(),
             }),
         );
         self.add_node(label, scope, NodeKind::MapExit { entry: entry_id });
