@@ -21,5 +21,5 @@ env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-gt4py/bin:$PATH" SDFGC_CACHE_DI
 # gt4py 1.2.1's own tests (a slice, both DaCe CPU backends) through SDFGC_DACE=1.
 bash scripts/gt4py-suite.sh --ci
 # A slice of DaCe 1.0.2's own tests (scripts/dace-tests-ci.txt: copies, views,
-# symbols, nested SDFGs, reductions, library nodes) through SDFGC_DACE=1.
+# symbols, nested SDFGs, reductions, library nodes, dynamic map ranges) through SDFGC_DACE=1.
 python3 scripts/dace-tests.py --ci --venv build/venv-dace --out build/dace-tests-ci
