@@ -724,6 +724,18 @@ def tasklet_lambda_printf(a: dace.float64[N], o: dace.float64[N]):
 # Dynamic map ranges (map inputs that are values read from memory: CSR row
 # pointers). Their inputs are valid CSR structures; the outputs are checked
 # against scipy.sparse.
+R = dace.symbol("R")
+
+
+@program(R=3, K=4)
+def symbolic_power_size(x: dace.float64[R**K], y: dace.float64[R**K], s: dace.float64[R]):
+    # Sizes, ranges and indices written as a power of symbols (FFT lengths
+    # R**K): integers in C++, not pow()'s double.
+    y[:] = x * 2.0 + 1.0
+    for i in range(R):
+        s[i] = np.sum(x[i * R**(K - 1):(i + 1) * R**(K - 1)])
+
+
 NNZ = dace.symbol("NNZ")
 
 

@@ -129,6 +129,28 @@ SDFGC_HD auto sdfgc_ipow(T base, int exp) -> decltype(base * base) {
 #endif
 "#;
 
+/// `sdfgc_pow`, in files whose symbolic expressions raise to a power.
+pub const PRELUDE_POW: &str = r#"#ifndef SDFGC_PRELUDE_POW_INCLUDED
+#define SDFGC_PRELUDE_POW_INCLUDED
+#include <type_traits>
+// base ** exp in symbolic expressions (sizes, ranges, indices): an integer
+// power of integers (by squaring; 0 for a negative exp of |base| > 1, as
+// integer division would give), else pow.
+template <typename B, typename E>
+SDFGC_HD auto sdfgc_pow(B base, E exp) {
+  if constexpr (std::is_integral<B>::value && std::is_integral<E>::value) {
+    if (exp < 0) return decltype(base * base)(base == 1 ? 1 : base == -1 ? (exp % 2 ? -1 : 1) : 0);
+    decltype(base * base) r = 1, b = base;
+    for (; exp > 0; exp /= 2, b *= b)
+      if (exp % 2) r *= b;
+    return r;
+  } else {
+    return pow(base, exp);
+  }
+}
+#endif
+"#;
+
 /// C++ helpers of DaCe's runtime functions behind NumPy ufuncs
 /// (`heaviside`, `gcd`, `py_divmod`, ... of `dace/math.h`, same formulas)
 /// and of `printf` in tasklets; after [`PRELUDE`], only in files that use
@@ -260,6 +282,9 @@ pub struct CExprPrinter<'a> {
     /// lowest precedence: wrap it in parentheses (see [`wrap`]) before using
     /// it as an operand. The result is used as a primary expression.
     pub index: &'a dyn Fn(&str, &[String]) -> String,
+    /// Symbolic expressions (sizes, ranges, indices): `a ** b` of integers
+    /// is an integer power (`sdfgc_pow`), not `pow`'s double.
+    pub symbolic: bool,
 }
 
 /// Prints `e` with identity names and indexing as `a[i][j]`.
@@ -277,6 +302,7 @@ pub fn to_cpp(e: &Expr) -> String {
     CExprPrinter {
         name: &name,
         index: &index,
+        symbolic: true,
     }
     .print(e)
 }
@@ -429,6 +455,10 @@ impl CExprPrinter<'_> {
         match exp {
             Expr::Int(k @ (2 | 3)) => format!("sdfgc_ipow({}, {k})", self.print(base)),
             Expr::Float(v) if *v == 0.5 => self.helper("sqrt", &[base]),
+            Expr::Float(_) => self.helper("pow", &[base, exp]),
+            _ if self.symbolic && !matches!(base, Expr::Float(_)) => {
+                self.helper("sdfgc_pow", &[base, exp])
+            }
             _ => self.helper("pow", &[base, exp]),
         }
     }
@@ -659,7 +689,8 @@ mod tests {
         assert_eq!(c("Mod(a, b + 1)"), "sdfgc_pymod(a, b + 1)");
         assert_eq!(c("a ** 3"), "sdfgc_ipow(a, 3)");
         assert_eq!(c("a ** 0.5"), "sqrt(a)");
-        assert_eq!(c("a ** b"), "pow(a, b)");
+        assert_eq!(c("a ** b"), "sdfgc_pow(a, b)");
+        assert_eq!(c("a ** 1.5"), "pow(a, 1.5)");
         assert_eq!(c("pow(a, 2)"), "sdfgc_ipow(a, 2)");
         assert_eq!(c("Min(a, b, c)"), "sdfgc_min(sdfgc_min(a, b), c)");
         assert_eq!(c("Max(a, b)"), "sdfgc_max(a, b)");
@@ -690,6 +721,7 @@ mod tests {
         let pr = CExprPrinter {
             name: &name,
             index: &index,
+            symbolic: false,
         };
         assert_eq!(
             pr.print(&p("a + arr[i + 1, j]")),
@@ -796,7 +828,7 @@ mod tests {
     fn headers() -> String {
         format!(
             "#include <cmath>\n#include <cstdint>\n#include <type_traits>\n#include <limits>\n\
-             #include <algorithm>\n#include <cstdio>\n{PRELUDE}{PRELUDE}\n{DECLS}"
+             #include <algorithm>\n#include <cstdio>\n{PRELUDE}{PRELUDE}{PRELUDE_POW}\n{DECLS}"
         )
     }
 

@@ -130,13 +130,29 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
         .filter(|(n, _)| c.accessed.contains(*n) || c.used.contains(*n))
         .map(|(_, d)| d)
         .collect();
+    // A view's shape may name the parameters of the map it is used in (see
+    // `valid`): those are not the program's symbols.
+    let mut map_names = BTreeSet::new();
+    if used_containers.iter().any(|d| d.kind == DataKind::View) {
+        each_state(&sdfg.body, &mut |st| {
+            for n in &st.nodes {
+                if let NodeKind::MapEntry(m) = &n.kind {
+                    map_names.extend(m.scope_names().cloned());
+                }
+            }
+        });
+    }
     for d in used_containers {
         for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);
         }
         if d.transient {
             for e in d.shape.iter().chain([&d.total_size]) {
-                c.expr(e);
+                if d.kind == DataKind::View {
+                    c.expr_minus(e, &map_names);
+                } else {
+                    c.expr(e);
+                }
             }
         }
     }

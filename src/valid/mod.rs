@@ -26,18 +26,36 @@ fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
     names.extend(sdfg.arrays.keys().map(String::as_str));
     names.extend(sdfg.constants.keys().map(String::as_str));
     collect_defined(&sdfg.body, &mut names);
+    // A view's shape may name the parameters of the map it is used in (DaCe
+    // writes `x[i*n:(i+1)*n]` in a map over `i` as a view of extent
+    // `-n*i + n*(i + 1)`): only its strides and offset locate elements.
+    let mut map_names: Vec<&str> = Vec::new();
+    if sdfg.arrays.values().any(|d| d.kind == DataKind::View) {
+        each_state(&sdfg.body, &mut |st| {
+            for n in &st.nodes {
+                if let NodeKind::MapEntry(m) = &n.kind {
+                    map_names.extend(m.scope_names().map(String::as_str));
+                }
+            }
+        });
+    }
     for (name, d) in &sdfg.arrays {
-        for (what, list) in [
-            ("shape", &d.shape),
-            ("strides", &d.strides),
-            ("offset", &d.offset),
+        let scoped: &[&str] = if d.kind == DataKind::View {
+            &map_names
+        } else {
+            &[]
+        };
+        for (what, list, extra) in [
+            ("shape", &d.shape, scoped),
+            ("strides", &d.strides, &[][..]),
+            ("offset", &d.offset, &[][..]),
         ] {
             for e in list.iter() {
-                check_names(e, &names, &d.path, || format!("{what} of '{name}'"))?;
+                check_names_in(e, &names, extra, &d.path, || format!("{what} of '{name}'"))?;
             }
         }
         check_shape(name, d)?;
-        check_names(&d.total_size, &names, &d.path, || {
+        check_names_in(&d.total_size, &names, scoped, &d.path, || {
             format!("total size of '{name}'")
         })?;
     }

@@ -1096,6 +1096,7 @@ impl<'a> FnWriter<'a> {
         CExprPrinter {
             name: &name,
             index: &index,
+            symbolic: false,
         }
         .print(&lowered)
     }
@@ -1172,6 +1173,7 @@ impl<'a> FnWriter<'a> {
         CExprPrinter {
             name: &name,
             index: &index,
+            symbolic: false,
         }
         .print(&simplify(&lowered))
     }
@@ -1273,6 +1275,7 @@ impl<'a> FnWriter<'a> {
                 let f = CExprPrinter {
                     name: &name,
                     index: &index,
+                    symbolic: false,
                 }
                 .print(&body);
                 format!(
@@ -1317,6 +1320,7 @@ impl<'a> FnWriter<'a> {
                 let f = CExprPrinter {
                     name: &name,
                     index: &index,
+                    symbolic: false,
                 }
                 .print(&self.complex_wcr_body(w, dtype));
                 format!("{target} = {}({f});", dtype.ctype())
@@ -1400,6 +1404,7 @@ impl<'a> FnWriter<'a> {
             CExprPrinter {
                 name: &name,
                 index: &index,
+                symbolic: false,
             }
             .print(&w.body)
         };
@@ -1786,6 +1791,7 @@ mod tests {
         let printer = CExprPrinter {
             name: &name,
             index: &index,
+            symbolic: false,
         };
         let mut src = format!(
             "#include <cmath>\n#include <cstdint>\n#include <type_traits>\n#include <limits>\n#include <cstdio>\n{}\n{}\n\

@@ -695,6 +695,14 @@ pub fn write(p: &Program) -> Result<Outputs> {
     } else {
         prelude
     };
+    let prelude = if body.contains("sdfgc_pow(")
+        || shared.functions.iter().any(|f| f.contains("sdfgc_pow("))
+        || members.iter().any(|m| m.contains("sdfgc_pow("))
+    {
+        format!("{prelude}\n{}", cexpr::PRELUDE_POW.trim_end())
+    } else {
+        prelude
+    };
     let tu = TranslationUnit {
         name,
         version,

@@ -382,10 +382,12 @@ fn device_argument(
         desc.pool = false;
     }
     plan.args_on_device.push(name.to_string());
-    if !uses.contains_key(name) {
+    // An argument only interstate code reads (`__tmp0 = n[0]`) still needs its host copy.
+    if uses.contains_key(name) {
+        plan.device.insert(name.to_string());
+    } else if !host_read.contains(name) {
         return Ok(());
     }
-    plan.device.insert(name.to_string());
     if host_read.contains(name) {
         let missing: Vec<String> = free_symbols(&d.total_size)
             .into_iter()

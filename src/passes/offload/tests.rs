@@ -258,3 +258,35 @@ fn a_strided_argument_sized_by_its_uses_gets_a_twin_of_that_span() {
     );
     assert!(stats.copy_in.iter().any(|(n, _)| n == "a"));
 }
+
+/// `--offload=device-args`: an array argument that only interstate code
+/// reads (`__tmp0 = n[0]`, the bound of the map after it) gets a host copy
+/// filled at entry; without it the host dereferenced a device pointer.
+#[test]
+fn device_argument_read_only_by_interstate_code_gets_a_host_copy() {
+    let mut sdfg = load("programs/dyn_map_outer_bound/program.sdfg");
+    let available = crate::passes::abi::compute(&sdfg)
+        .init
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let settings = Settings {
+        device_args: true,
+        ..Default::default()
+    };
+    let stats = offload_with(&mut sdfg, &available, &settings).expect("offloads");
+    assert!(
+        stats.device_args.iter().any(|a| a == "n"),
+        "{:?}",
+        stats.device_args
+    );
+    assert!(
+        stats
+            .host_reads
+            .iter()
+            .any(|(h, _)| h != "n" && h.contains('n')),
+        "no host copy of 'n' filled at entry: {:?}",
+        stats.host_reads
+    );
+    assert_eq!(sdfg.arrays["n"].storage, Storage::GpuGlobal);
+}
