@@ -118,10 +118,16 @@ impl Reader {
             Some(_) => sym_list(elements(av, "strides"), || ptr(&ap, "strides"))?,
             None => row_major_strides(&shape),
         };
-        let offset = match &a.offset {
+        let mut offset = match &a.offset {
             Some(_) => sym_list(elements(av, "offset"), || ptr(&ap, "offset"))?,
             None => vec![Expr::Int(0); rank],
         };
+        // DaCe's GPU reduce expansion can leave a reshaped container with its
+        // old offsets, all zero; DaCe's code pairs them with the dimensions
+        // (the extra ones are never read), and so does sdfgc.
+        if offset.len() > rank && offset[rank..].iter().all(|o| *o == Expr::Int(0)) {
+            offset.truncate(rank);
+        }
         if strides.len() != rank || offset.len() != rank {
             return Err(Error::invalid(
                 &ap,

@@ -239,3 +239,16 @@ fn symexpr_bounds_in_both_spellings() {
     assert_eq!(r.start, python::parse_expr("N - 2").unwrap());
     assert_eq!(r.end, python::parse_expr("N - 1").unwrap());
 }
+
+/// Extra offsets that are all zero (left by DaCe's GPU reduce expansion on
+/// a reshaped container) are dropped; any other count mismatch is refused.
+#[test]
+fn extra_zero_offsets_are_dropped_and_others_refused() {
+    let sdfg = |offset: &str| {
+        big_state(2, &[]).replace(r#""offset": ["0"]"#, &format!(r#""offset": {offset}"#))
+    };
+    let ok = load_str(&sdfg(r#"["0", "0"]"#)).unwrap();
+    assert_eq!(ok.arrays["A"].offset, vec![Expr::Int(0)]);
+    let err = load_str(&sdfg(r#"["0", "1"]"#)).unwrap_err().to_string();
+    assert!(err.contains("1 dimensions but 1 strides and 2 offsets"), "{err}");
+}
