@@ -151,6 +151,25 @@ SDFGC_HD auto sdfgc_pow(B base, E exp) {
 #endif
 "#;
 
+/// DaCe's `dace::math::pow`, `int_ceil` and `int_floor` for C++ tasklets
+/// (DaCe's expansions write them in sizes: `int_ceil(dace::math::pow(R, K -
+/// 1), 1)`), after [`PRELUDE_POW`]; only in files whose tasklets use one.
+pub const PRELUDE_DACE_MATH: &str = r#"#ifndef SDFGC_PRELUDE_DACE_MATH_INCLUDED
+#define SDFGC_PRELUDE_DACE_MATH_INCLUDED
+namespace dace { namespace math {
+template <typename B, typename E>
+SDFGC_HD auto pow(B base, E exp) { return sdfgc_pow(base, exp); }
+} }  // namespace dace::math
+template <typename T, typename U>
+SDFGC_HD auto int_ceil(T a, U b) -> decltype(a + b) { return (a + b - 1) / b; }
+template <typename T, typename U>
+SDFGC_HD auto int_floor(T a, U b) -> decltype(a + b) { return a / b; }
+#endif
+"#;
+
+/// Names of C++ tasklet code that bring in [`PRELUDE_DACE_MATH`].
+pub const DACE_MATH_NAMES: &[&str] = &["dace::math::pow", "int_ceil", "int_floor"];
+
 /// C++ helpers of DaCe's runtime functions behind NumPy ufuncs
 /// (`heaviside`, `gcd`, `py_divmod`, ... of `dace/math.h`, same formulas)
 /// and of `printf` in tasklets; after [`PRELUDE`], only in files that use
@@ -875,6 +894,44 @@ mod tests {
             "-Werror",
             file.to_str().unwrap(),
         ]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `sdfgc_pow` is an integer power of integers (by squaring, negative
+    /// exponents as integer division), `pow` otherwise; DaCe's
+    /// `dace::math::pow`, `int_ceil` and `int_floor` for C++ tasklets agree.
+    #[test]
+    fn integer_powers_and_dace_math_helpers_compute_dace_values() {
+        let mut src = headers();
+        src.push_str(PRELUDE_DACE_MATH);
+        src.push_str(
+            "int main() {\n\
+             static_assert(std::is_same<decltype(sdfgc_pow(int64_t(3), 4)), int64_t>::value, \"int\");\n\
+             static_assert(std::is_same<decltype(sdfgc_pow(3, 0.5)), double>::value, \"double\");\n\
+             int bad = 0;\n\
+             bad += sdfgc_pow(int64_t(3), 13) != 1594323;\n\
+             bad += sdfgc_pow(2, 0) != 1;\n\
+             bad += sdfgc_pow(-2, 3) != -8;\n\
+             bad += sdfgc_pow(2, -1) != 0 || sdfgc_pow(-1, -3) != -1 || sdfgc_pow(1, -5) != 1;\n\
+             bad += sdfgc_pow(2.0, 0.5) != std::sqrt(2.0);\n\
+             bad += dace::math::pow(3, 4 - 1) != 27;\n\
+             bad += int_ceil(dace::math::pow(3, 2), 4) != 3 || int_floor(9, 4) != 2;\n\
+             return bad;\n}\n",
+        );
+        let dir = scratch("pow");
+        let file = dir.join("pow.cpp");
+        let exe = dir.join("pow");
+        std::fs::write(&file, &src).unwrap();
+        gxx(&[
+            "-std=c++17",
+            "-Wall",
+            "-Werror",
+            file.to_str().unwrap(),
+            "-o",
+            exe.to_str().unwrap(),
+        ]);
+        let status = Command::new(&exe).status().unwrap();
+        assert!(status.success(), "wrong values: {status}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -1843,8 +1843,8 @@ mod tests {
 
 /// The first `dace::...` name in C++ tasklet code that sdfgc's prelude does
 /// not define (DaCe's runtime headers: `dace::math::...`); the complex types
-/// are sdfgc's, and in device code so is the warp reduction
-/// (`back::gpu::warp`).
+/// and `dace::math::pow` are sdfgc's, and in device code so is the warp
+/// reduction (`back::gpu::warp`).
 fn dace_runtime_name(code: &str, device: bool) -> Option<String> {
     let mut rest = code;
     while let Some(at) = rest.find("dace::") {
@@ -1860,7 +1860,12 @@ fn dace_runtime_name(code: &str, device: bool) -> Option<String> {
         }
         let warp =
             device && (name == "dace::warpReduce" || name.starts_with("dace::ReductionType"));
-        if !warp && !matches!(name, "dace::complex64" | "dace::complex128") {
+        if !warp
+            && !matches!(
+                name,
+                "dace::complex64" | "dace::complex128" | "dace::math::pow"
+            )
+        {
             return Some(name.to_string());
         }
     }
@@ -1887,5 +1892,7 @@ mod dace_runtime_tests {
             dace_runtime_name("y = dace::math::pi * x;", true).as_deref(),
             Some("dace::math::pi")
         );
+        let gemm = "cublasZgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int_ceil(dace::math::pow(R, K - 1), 1)), R, R);";
+        assert_eq!(dace_runtime_name(gemm, false), None);
     }
 }

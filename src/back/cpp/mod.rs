@@ -695,11 +695,21 @@ pub fn write(p: &Program) -> Result<Outputs> {
     } else {
         prelude
     };
-    let prelude = if body.contains("sdfgc_pow(")
-        || shared.functions.iter().any(|f| f.contains("sdfgc_pow("))
-        || members.iter().any(|m| m.contains("sdfgc_pow("))
-    {
+    let in_file = |s: &str| {
+        body.contains(s)
+            || shared.functions.iter().any(|f| f.contains(s))
+            || members.iter().any(|m| m.contains(s))
+    };
+    let dace_math = cexpr::DACE_MATH_NAMES.iter().any(|n| {
+        uses_identifier(&body, n) || shared.functions.iter().any(|f| uses_identifier(f, n))
+    });
+    let prelude = if dace_math || in_file("sdfgc_pow(") {
         format!("{prelude}\n{}", cexpr::PRELUDE_POW.trim_end())
+    } else {
+        prelude
+    };
+    let prelude = if dace_math {
+        format!("{prelude}\n{}", cexpr::PRELUDE_DACE_MATH.trim_end())
     } else {
         prelude
     };

@@ -250,5 +250,8 @@ fn extra_zero_offsets_are_dropped_and_others_refused() {
     let ok = load_str(&sdfg(r#"["0", "0"]"#)).unwrap();
     assert_eq!(ok.arrays["A"].offset, vec![Expr::Int(0)]);
     let err = load_str(&sdfg(r#"["0", "1"]"#)).unwrap_err().to_string();
-    assert!(err.contains("1 dimensions but 1 strides and 2 offsets"), "{err}");
+    assert!(
+        err.contains("1 dimensions but 1 strides and 2 offsets"),
+        "{err}"
+    );
 }
