@@ -724,6 +724,21 @@ def tasklet_lambda_printf(a: dace.float64[N], o: dace.float64[N]):
 # Dynamic map ranges (map inputs that are values read from memory: CSR row
 # pointers). Their inputs are valid CSR structures; the outputs are checked
 # against scipy.sparse.
+@dace.program
+def _sum_of_products(x: dace.float64[N], y: dace.float64[N], r: dace.float64[1]):
+    r[0] = 0.0
+    for i in range(N):
+        r[0] += x[i] * y[i]
+
+
+@program
+def same_array_twice(A: dace.float64[M, N], out: dace.float64[M]):
+    # One row handed to both read-only parameters of a called program (the
+    # nested SDFG's function gets the same pointer twice: no __restrict__).
+    for k in range(M):
+        _sum_of_products(A[k], A[k], out[k:k + 1])
+
+
 R = dace.symbol("R")
 
 

@@ -875,7 +875,8 @@ impl FnWriter<'_> {
         // parameter points into, or that no parameter writes (as DaCe's
         // nested functions have it, but only where it holds): the compiler
         // may then keep an accumulated element in a register instead of
-        // storing and reloading it every iteration.
+        // storing and reloading it every iteration. Read-only parameters
+        // handed the very same pointer stay plain (g++'s -Wrestrict).
         if !self.in_kernel {
             for (k, root, _) in &roots {
                 let alone = root.as_ref().is_some_and(|r| {
@@ -883,7 +884,13 @@ impl FnWriter<'_> {
                         .iter()
                         .filter(|(_, o, _)| o.as_ref().is_none_or(|o| o == r))
                         .collect();
-                    group.len() == 1 || group.iter().all(|(_, _, w)| !w)
+                    group.len() == 1
+                        || (group.iter().all(|(_, _, w)| !w)
+                            && group
+                                .iter()
+                                .filter(|(j, _, _)| args[*j] == args[*k])
+                                .count()
+                                == 1)
                 });
                 if alone {
                     params[*k] = params[*k].replacen(" *", " * __restrict__ ", 1);
