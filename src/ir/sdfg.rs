@@ -730,6 +730,34 @@ pub fn each_node<'a>(r: &'a Region, f: &mut dyn FnMut(&'a Node)) {
     each_state(r, &mut |st| st.nodes.iter().for_each(&mut *f));
 }
 
+/// Whether a subset is one element in every dimension (`i:i`, or an end
+/// that simplifies to its start).
+pub fn single_element(sub: &[RangeDim]) -> bool {
+    // `i:i` as written (the common case) needs no simplification.
+    sub.iter().all(|r| {
+        r.end == r.start
+            || crate::ir::simplify::simplify(&Expr::bin(
+                BinaryOp::Sub,
+                r.end.clone(),
+                r.start.clone(),
+            )) == Expr::Int(0)
+    })
+}
+
+/// The names the maps of the region's states define for their scopes
+/// (parameters and dynamic inputs; not inside nested SDFGs).
+pub fn map_scope_names(r: &Region) -> Vec<&str> {
+    let mut out = Vec::new();
+    each_state(r, &mut |st| {
+        for n in &st.nodes {
+            if let NodeKind::MapEntry(m) = &n.kind {
+                out.extend(m.scope_names().map(String::as_str));
+            }
+        }
+    });
+    out
+}
+
 /// Calls `f` on every state of the region (not inside nested SDFGs).
 pub fn each_state<'a>(r: &'a Region, f: &mut dyn FnMut(&'a State)) {
     for b in &r.blocks {

@@ -132,16 +132,14 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
         .collect();
     // A view's shape may name the parameters of the map it is used in (see
     // `valid`): those are not the program's symbols.
-    let mut map_names = BTreeSet::new();
-    if used_containers.iter().any(|d| d.kind == DataKind::View) {
-        each_state(&sdfg.body, &mut |st| {
-            for n in &st.nodes {
-                if let NodeKind::MapEntry(m) = &n.kind {
-                    map_names.extend(m.scope_names().cloned());
-                }
-            }
-        });
-    }
+    let map_names: BTreeSet<String> = if used_containers.iter().any(|d| d.kind == DataKind::View) {
+        map_scope_names(&sdfg.body)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
     for d in used_containers {
         for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);

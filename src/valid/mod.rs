@@ -29,16 +29,11 @@ fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
     // A view's shape may name the parameters of the map it is used in (DaCe
     // writes `x[i*n:(i+1)*n]` in a map over `i` as a view of extent
     // `-n*i + n*(i + 1)`): only its strides and offset locate elements.
-    let mut map_names: Vec<&str> = Vec::new();
-    if sdfg.arrays.values().any(|d| d.kind == DataKind::View) {
-        each_state(&sdfg.body, &mut |st| {
-            for n in &st.nodes {
-                if let NodeKind::MapEntry(m) = &n.kind {
-                    map_names.extend(m.scope_names().map(String::as_str));
-                }
-            }
-        });
-    }
+    let map_names: Vec<&str> = if sdfg.arrays.values().any(|d| d.kind == DataKind::View) {
+        map_scope_names(&sdfg.body)
+    } else {
+        Vec::new()
+    };
     for (name, d) in &sdfg.arrays {
         let scoped: &[&str] = if d.kind == DataKind::View {
             &map_names
@@ -460,15 +455,7 @@ fn check_dynamic_inputs(
             continue;
         };
         let one = match &e.memlet.subset {
-            Some(sub) => sub.iter().all(|r| {
-                crate::ir::simplify::simplify(&Expr::bin(
-                    BinaryOp::Sub,
-                    r.end.clone(),
-                    r.start.clone(),
-                ))
-                .as_int()
-                    == Some(0)
-            }),
+            Some(sub) => single_element(sub),
             None => d.kind == DataKind::Scalar,
         };
         if !one {

@@ -374,19 +374,10 @@ impl FnWriter<'_> {
             if data == c && d.kind == DataKind::Scalar && self.element(data, d, &[]) == *c {
                 continue;
             }
+            // Validation refused pointer-typed dynamic inputs.
             let dtype = match t {
                 ConnType::Scalar(t) => *t,
-                ConnType::Unknown => d.dtype,
-                ConnType::Pointer(_) => {
-                    return Err(Error::unsupported(
-                        &e.path,
-                        format!(
-                            "dynamic input '{c}' of map '{}' is a pointer: only dynamic inputs \
-                             of one element (a value) are implemented",
-                            m.label
-                        ),
-                    ));
-                }
+                _ => d.dtype,
             };
             if data == c {
                 return Err(Error::unsupported(

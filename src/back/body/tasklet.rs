@@ -1535,30 +1535,15 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
         .collect()
 }
 
-fn single_element(sub: &[RangeDim]) -> bool {
-    // `i:i` as written (the common case) needs no simplification.
-    sub.iter().all(|r| {
-        r.end == r.start
-            || simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone())) == Expr::Int(0)
-    })
-}
-
 /// Whether tasklet code reads `name` as a value (not only assigns it).
 fn reads_name(stmts: &[Stmt], name: &str) -> bool {
-    fn visit(e: &Expr, name: &str) -> bool {
-        match e {
-            Expr::Sym(n) => n == name,
-            Expr::Index(n, idx) => n == name || idx.iter().any(|i| visit(i, name)),
-            Expr::Unary(_, a) => visit(a, name),
-            Expr::Binary(_, a, b) => visit(a, name) || visit(b, name),
-            Expr::Call(_, args) => args.iter().any(|a| visit(a, name)),
-            Expr::Ternary(c, a, b) => visit(c, name) || visit(a, name) || visit(b, name),
-            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => false,
-        }
-    }
     all_stmts(stmts).into_iter().any(|s| {
-        matches!(s, Stmt::Assign { target: Target::Name(n), op: Some(_), .. } if n == name)
-            || s.own_exprs().into_iter().any(|e| visit(e, name))
+        let mut found =
+            matches!(s, Stmt::Assign { target: Target::Name(n), op: Some(_), .. } if n == name);
+        for e in s.own_exprs() {
+            e.visit_names(&mut |n| found |= n == name);
+        }
+        found
     })
 }
 

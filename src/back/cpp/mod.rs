@@ -673,46 +673,36 @@ pub fn write(p: &Program) -> Result<Outputs> {
         None => "as stored in the SDFG".to_string(),
         Some(m) => format!("{m:?}").to_lowercase(),
     };
-    let uses_complex = complex::used_in(&body)
+    // Whether the file's code (body or shared functions) names `s`.
+    let uses = |s: &str| body.contains(s) || shared.functions.iter().any(|f| f.contains(s));
+    let mut prelude = cexpr::PRELUDE.trim_end().to_string();
+    let mut add = |part: &str| {
+        prelude.push('\n');
+        prelude.push_str(part.trim_end());
+    };
+    if complex::used_in(&body)
         || complex::used_in(&program_params)
         || complex::used_in(&globals)
         || shared.functions.iter().any(|f| complex::used_in(f))
-        || members.iter().any(|m| complex::used_in(m));
-    let prelude = if uses_complex {
-        let mut s = format!("{}\n{}", cexpr::PRELUDE.trim_end(), complex::PRELUDE);
+        || members.iter().any(|m| complex::used_in(m))
+    {
+        add(complex::PRELUDE);
         if p.gpu.is_some() {
-            s = format!("{s}\n{}", complex::GPU_ATOMICS);
+            add(complex::GPU_ATOMICS);
         }
-        s
-    } else {
-        cexpr::PRELUDE.trim_end().to_string()
-    };
-    let uses_numpy = cexpr::NUMPY_HELPERS
-        .iter()
-        .any(|h| body.contains(h) || shared.functions.iter().any(|f| f.contains(h)));
-    let prelude = if uses_numpy {
-        format!("{prelude}\n{}", cexpr::PRELUDE_NUMPY.trim_end())
-    } else {
-        prelude
-    };
-    let in_file = |s: &str| {
-        body.contains(s)
-            || shared.functions.iter().any(|f| f.contains(s))
-            || members.iter().any(|m| m.contains(s))
-    };
+    }
+    if cexpr::NUMPY_HELPERS.iter().any(|h| uses(h)) {
+        add(cexpr::PRELUDE_NUMPY);
+    }
     let dace_math = cexpr::DACE_MATH_NAMES.iter().any(|n| {
         uses_identifier(&body, n) || shared.functions.iter().any(|f| uses_identifier(f, n))
     });
-    let prelude = if dace_math || in_file("sdfgc_pow(") {
-        format!("{prelude}\n{}", cexpr::PRELUDE_POW.trim_end())
-    } else {
-        prelude
-    };
-    let prelude = if dace_math {
-        format!("{prelude}\n{}", cexpr::PRELUDE_DACE_MATH.trim_end())
-    } else {
-        prelude
-    };
+    if dace_math || uses("sdfgc_pow(") || members.iter().any(|m| m.contains("sdfgc_pow(")) {
+        add(cexpr::PRELUDE_POW);
+    }
+    if dace_math {
+        add(cexpr::PRELUDE_DACE_MATH);
+    }
     let tu = TranslationUnit {
         name,
         version,
@@ -732,7 +722,6 @@ pub fn write(p: &Program) -> Result<Outputs> {
             if uses_cublas {
                 r = format!("{r}\n{}", cublas::RUNTIME);
             }
-            let uses = |s: &str| body.contains(s) || shared.functions.iter().any(|f| f.contains(s));
             if uses("sdfgc_copy(") || uses("sdfgc_move(") {
                 r = format!("{r}\n{RUNTIME_COPY}");
             }
