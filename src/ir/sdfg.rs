@@ -396,6 +396,9 @@ pub struct Tasklet {
     /// DaCe library environments the code calls into (`environments`:
     /// cuBLAS, LAPACKE, ...), which sdfgc does not provide.
     pub environments: Vec<String>,
+    /// C++ declarations of members the program's state struct gets
+    /// (`state_fields`; DaCe's MPI Dummy node declares process grids with them).
+    pub state_fields: Vec<String>,
 }
 
 /// `NestedSDFG` attributes.

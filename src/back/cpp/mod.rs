@@ -275,7 +275,7 @@ pub fn blas_link(p: &Program) -> Option<&'static str> {
 ///
 /// cuBLAS (DaCe's cuBLAS environment alone) is provided for CUDA
 /// ([`crate::back::gpu::cublas`]).
-fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
+fn refuse_environments(r: &Region, cuda: bool, members: &[String]) -> Result<()> {
     for b in &r.blocks {
         match &b.kind {
             BlockKind::State(st) => {
@@ -292,7 +292,7 @@ fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
                             if !cuda
                                 && crate::passes::expand::mpi::calls_mpi(t)
                                 && t.environments.len() == 1
-                                && !t.code.code.contains("__state->") => {}
+                                && undeclared_member(&t.code.code, members).is_none() => {}
                         NodeKind::Tasklet(t) => {
                             if let Some(env) = t.environments.first() {
                                 let short = env.rsplit('.').next().unwrap_or(env);
@@ -306,21 +306,54 @@ fn refuse_environments(r: &Region, cuda: bool) -> Result<()> {
                                 ));
                             }
                         }
-                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body, cuda)?,
+                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body, cuda, members)?,
                         _ => {}
                     }
                 }
             }
-            BlockKind::Region(inner) => refuse_environments(inner, cuda)?,
+            BlockKind::Region(inner) => refuse_environments(inner, cuda, members)?,
             BlockKind::Conditional(brs) => {
                 for (_, body) in brs {
-                    refuse_environments(body, cuda)?;
+                    refuse_environments(body, cuda, members)?;
                 }
             }
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
         }
     }
     Ok(())
+}
+
+/// The names state-field declarations declare (`int __pgrid_coords[2];` ->
+/// `__pgrid_coords`).
+fn declared_members(fields: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .filter_map(|f| {
+            let head = f.split(['[', '=', ';']).next()?.trim_end();
+            let start = head
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            let name = &head[start..];
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// The first `__state-><member>` of `code` that no state field declares.
+fn undeclared_member<'a>(code: &'a str, members: &[String]) -> Option<&'a str> {
+    let mut rest = code;
+    while let Some(at) = rest.find("__state->") {
+        let tail = &rest[at + "__state->".len()..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        let member = &tail[..end];
+        if !members.iter().any(|m| m == member) {
+            return Some(member);
+        }
+        rest = &tail[end..];
+    }
+    None
 }
 
 /// `["Default"]` if a transient of storage Default and lifetime External in
@@ -632,6 +665,22 @@ pub fn write(p: &Program) -> Result<Outputs> {
             }
         }
     }
+    // C++ tasklets' own global, init and exit code and state fields, after
+    // the SDFGs' (DaCe's order); identical pieces once.
+    let extras = tasklet_extras(&all);
+    for g in &extras.global {
+        globals.push_str(g);
+        globals.push('\n');
+    }
+    for c in &extras.init {
+        init_body.push_str(c);
+        init_body.push('\n');
+    }
+    for c in &extras.exit {
+        exit_body.push_str(c);
+        exit_body.push('\n');
+    }
+    members.extend(extras.fields);
     if uses_cublas {
         // Last: the program's streams and memory are done with it.
         exit_body.push_str(cublas::EXIT);
@@ -695,7 +744,10 @@ pub fn write(p: &Program) -> Result<Outputs> {
         add(cexpr::PRELUDE_NUMPY);
     }
     let dace_math = cexpr::DACE_MATH_NAMES.iter().any(|n| {
-        uses_identifier(&body, n) || shared.functions.iter().any(|f| uses_identifier(f, n))
+        [&body, &init_body, &exit_body]
+            .iter()
+            .chain(shared.functions.iter().collect::<Vec<_>>().iter())
+            .any(|f| uses_identifier(f, n))
     });
     if dace_math || uses("sdfgc_pow(") || members.iter().any(|m| m.contains("sdfgc_pow(")) {
         add(cexpr::PRELUDE_POW);
@@ -842,28 +894,63 @@ fn entry_checks(p: &Program) -> String {
     out
 }
 
-/// Every piece of user C++ code in the SDFG tree (tasklets, global/init/exit code).
-fn user_cpp_code(all: &[&Sdfg]) -> Vec<String> {
-    fn region(r: &Region, out: &mut Vec<String>) {
+/// Calls `f` on every tasklet of the SDFGs' own states, in order.
+fn for_each_tasklet<'a>(all: &[&'a Sdfg], f: &mut impl FnMut(&'a Tasklet)) {
+    fn region<'a>(r: &'a Region, f: &mut impl FnMut(&'a Tasklet)) {
         for b in &r.blocks {
             match &b.kind {
                 BlockKind::State(st) => {
                     for n in &st.nodes {
                         if let NodeKind::Tasklet(t) = &n.kind {
-                            for c in [&t.code, &t.code_global, &t.code_init, &t.code_exit] {
-                                if c.language == Language::Cpp {
-                                    out.push(c.code.clone());
-                                }
-                            }
+                            f(t);
                         }
                     }
                 }
-                BlockKind::Region(inner) => region(inner, out),
-                BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| region(body, out)),
+                BlockKind::Region(inner) => region(inner, f),
+                BlockKind::Conditional(brs) => brs.iter().for_each(|(_, body)| region(body, f)),
                 _ => {}
             }
         }
     }
+    for s in all {
+        region(&s.body, f);
+    }
+}
+
+/// The code C++ tasklets place outside their own body.
+#[derive(Default)]
+struct TaskletExtras {
+    /// `code_global`: at file scope.
+    global: Vec<String>,
+    /// `code_init`: in `__dace_init_*`.
+    init: Vec<String>,
+    /// `code_exit`: in `__dace_exit_*`.
+    exit: Vec<String>,
+    /// `state_fields`: members of the state struct.
+    fields: Vec<String>,
+}
+
+fn tasklet_extras(all: &[&Sdfg]) -> TaskletExtras {
+    let mut x = TaskletExtras::default();
+    let push = |v: &mut Vec<String>, c: &str| {
+        let c = c.trim();
+        if !c.is_empty() && !v.iter().any(|o| o == c) {
+            v.push(c.to_string());
+        }
+    };
+    for_each_tasklet(all, &mut |t| {
+        push(&mut x.global, &t.code_global.code);
+        push(&mut x.init, &t.code_init.code);
+        push(&mut x.exit, &t.code_exit.code);
+        for f in &t.state_fields {
+            push(&mut x.fields, f);
+        }
+    });
+    x
+}
+
+/// Every piece of user C++ code in the SDFG tree (tasklets, global/init/exit code).
+fn user_cpp_code(all: &[&Sdfg]) -> Vec<String> {
     let mut out = Vec::new();
     for s in all {
         out.extend(
@@ -873,8 +960,15 @@ fn user_cpp_code(all: &[&Sdfg]) -> Vec<String> {
                 .chain(s.exit_code.values())
                 .map(|c| c.code.clone()),
         );
-        region(&s.body, &mut out);
     }
+    for_each_tasklet(all, &mut |t| {
+        for c in [&t.code, &t.code_global, &t.code_init, &t.code_exit] {
+            if c.language == Language::Cpp {
+                out.push(c.code.clone());
+            }
+        }
+        out.extend(t.state_fields.iter().cloned());
+    });
     out
 }
 
@@ -1026,7 +1120,14 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 
 /// Refuses, by name, what the C++ writer cannot express.
 fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> Result<()> {
-    refuse_environments(&sdfg.body, gpu.is_some_and(|g| g.prefix == "cuda"))?;
+    let mut all = Vec::new();
+    collect_sdfgs(sdfg, &mut all);
+    let members = declared_members(&tasklet_extras(&all).fields);
+    refuse_environments(
+        &sdfg.body,
+        gpu.is_some_and(|g| g.prefix == "cuda"),
+        &members,
+    )?;
     let gpu = gpu.is_some();
     for (n, d) in &sdfg.arrays {
         if d.dtype == DType::Float16 {

@@ -176,6 +176,7 @@ mod tests {
             inputs: NameMap::default(),
             outputs: NameMap::default(),
             environments: vec![CUBLAS_ENVIRONMENT.to_string()],
+            state_fields: Vec::new(),
         };
         let n = Node {
             label: "_MatMult_gemm".into(),

@@ -118,6 +118,7 @@ pub(super) struct TaskletDto {
     pub(super) in_connectors: AnyMap,
     pub(super) out_connectors: AnyMap,
     pub(super) environments: Vec<String>,
+    pub(super) state_fields: Option<Vec<String>>,
 }
 
 /// Also read by reference: `sdfg` (the nested SDFG), `symbol_mapping`, the connectors.

@@ -165,6 +165,7 @@ impl Reader {
         let side_effects = a.side_effects.unwrap_or(code.language == Language::Cpp);
         Ok(Tasklet {
             environments: a.environments,
+            state_fields: a.state_fields.unwrap_or_default(),
             code,
             stmts,
             code_global: code_block(

@@ -301,6 +301,7 @@ fn tasklet(b: &Builder, blas: Blas, code: String, renamed: &[(String, String)]) 
         } else {
             Vec::new()
         },
+        state_fields: Vec::new(),
     }
 }
 

@@ -540,6 +540,7 @@ impl<'a> Builder<'a> {
                 side_effects: false,
                 callback: false,
                 environments: Vec::new(),
+                state_fields: Vec::new(),
                 inputs: ins,
                 outputs: outs,
             }),

@@ -41,6 +41,7 @@ pub fn expand_for(sdfg: &mut Sdfg, blas: Blas, gpu: bool) -> Result<bool> {
         blas,
         calls: 0,
         gpu,
+        grids: mpi::declared_fields(sdfg),
     };
     expand_sdfg(sdfg, false, &mut cx)?;
     Ok(cx.calls > 0)
@@ -56,6 +57,8 @@ struct Cx {
     calls: usize,
     /// The target is a GPU (MPI nodes are refused).
     gpu: bool,
+    /// The state fields the SDFG tree declares (process grids, subarrays).
+    grids: Vec<String>,
 }
 
 fn expand_sdfg(sdfg: &mut Sdfg, in_map: bool, cx: &mut Cx) -> Result<()> {
@@ -132,8 +135,28 @@ fn expand_state(
                 grid.as_deref(),
                 fcomm.as_deref(),
                 fields,
+                &cx.grids,
             )? {
-                Some(t) => st.nodes[id.index()].kind = NodeKind::Tasklet(t),
+                Some(t) => {
+                    if t.outputs.is_empty() {
+                        // A Dummy: its `__out` edge and the access node it
+                        // alone wrote go (the tasklet only declares fields).
+                        let targets: Vec<NodeId> = st
+                            .edges
+                            .iter()
+                            .filter(|e| e.src == id)
+                            .map(|e| e.dst)
+                            .collect();
+                        st.edges.retain(|e| e.src != id);
+                        for n in targets {
+                            let isolated = !st.edges.iter().any(|e| e.src == n || e.dst == n);
+                            if isolated && matches!(st.nodes[n.index()].kind, NodeKind::Access(_)) {
+                                dead.push(n);
+                            }
+                        }
+                    }
+                    st.nodes[id.index()].kind = NodeKind::Tasklet(t)
+                }
                 // A node that calls nothing goes, with its edges.
                 None => dead.push(id),
             }

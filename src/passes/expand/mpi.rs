@@ -219,8 +219,55 @@ fn op_name(b: &Builder, op: Option<&str>) -> Result<String> {
     }
 }
 
+/// Every state field the SDFG tree declares: MPI Dummy nodes' `fields` and
+/// tasklets' `state_fields` (`MPI_Comm __pgrid_comm;`, ...).
+pub fn declared_fields(sdfg: &Sdfg) -> Vec<String> {
+    let mut out = Vec::new();
+    sdfg.for_each_sdfg(&mut |s| {
+        super::each_node(&s.body, &mut |n| match &n.kind {
+            NodeKind::Library(LibraryNode {
+                kind: LibraryKind::Mpi { fields, .. },
+                ..
+            }) => out.extend(fields.iter().map(|f| f.trim().to_string())),
+            NodeKind::Tasklet(t) => out.extend(t.state_fields.iter().map(|f| f.trim().to_string())),
+            _ => {}
+        })
+    });
+    out
+}
+
+/// Whether `fields` declare `decl` (`MPI_Comm __pgrid_comm;`), spacing aside.
+fn declares(fields: &[String], decl: &str) -> bool {
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want = norm(decl);
+    fields.iter().any(|f| norm(f) == want)
+}
+
+/// The communicator of a call: a process grid's (`__state-><grid>_comm`,
+/// declared by a Dummy node of the SDFG, as DaCe's frontend writes it), else
+/// `MPI_COMM_WORLD`.
+fn communicator(
+    b: &Builder,
+    call: MpiCall,
+    grid: Option<&str>,
+    fields: &[String],
+) -> Result<String> {
+    let Some(g) = grid else {
+        return Ok("MPI_COMM_WORLD".to_string());
+    };
+    if !declares(fields, &format!("MPI_Comm {g}_comm;")) {
+        return Err(b.invalid(format_args!(
+            "MPI {call:?} on process grid '{g}', which the SDFG does not declare (no Dummy node has the field 'MPI_Comm {g}_comm;')"
+        )));
+    }
+    Ok(format!("__state->{g}_comm"))
+}
+
 /// The call for an MPI node; None for a node that calls nothing (Dummy
-/// without fields).
+/// without fields). A Dummy with fields becomes a tasklet without code or
+/// connectors that declares them as state fields (DaCe's expansion); the
+/// SDFG's init code creates the grids and datatypes they hold.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn call(
     b: &mut Builder,
     call: MpiCall,
@@ -228,12 +275,8 @@ pub(super) fn call(
     grid: Option<&str>,
     fcomm: Option<&str>,
     fields: &[String],
+    declared: &[String],
 ) -> Result<Option<Tasklet>> {
-    if let Some(g) = grid {
-        return Err(b.unsupported(format_args!(
-            "MPI {call:?} on the communicator of process grid '{g}' (process grids are not implemented)"
-        )));
-    }
     if let Some(f) = fcomm {
         return Err(b.unsupported(format_args!(
             "MPI {call:?} on the Fortran communicator '{f}' (not implemented)"
@@ -248,20 +291,22 @@ pub(super) fn call(
         )));
     }
     if call == MpiCall::Dummy {
-        if !fields.is_empty() {
-            return Err(b.unsupported(format_args!(
-                "MPI Dummy with state fields ({}): process grids and subarrays are not implemented",
-                fields.join(" ")
-            )));
+        if fields.is_empty() {
+            return Ok(None);
         }
-        return Ok(None);
+        let mut t = tasklet(b, String::new());
+        t.inputs = NameMap::default();
+        t.outputs = NameMap::default();
+        t.state_fields = fields.to_vec();
+        return Ok(Some(t));
     }
     if b.in_map() {
         return Err(b.unsupported(format_args!(
             "MPI {call:?} inside a map (MPI calls run once per node, outside maps)"
         )));
     }
-    const WORLD: &str = "MPI_COMM_WORLD";
+    let comm = communicator(b, call, grid, declared)?;
+    let world = comm.as_str();
     let mut code = String::new();
     let mut pre = String::new();
     let mut post = String::new();
@@ -269,7 +314,7 @@ pub(super) fn call(
         pre.push_str(&buf.setup);
         post.push_str(&buf.teardown);
     };
-    let comm_size = "int __sdfgc_size = 1;\nMPI_Comm_size(MPI_COMM_WORLD, &__sdfgc_size);\n";
+    let comm_size = format!("int __sdfgc_size = 1;\nMPI_Comm_size({world}, &__sdfgc_size);\n");
     match call {
         MpiCall::Send | MpiCall::Recv => {
             let (buf, peer, tag) = if call == MpiCall::Send {
@@ -284,12 +329,12 @@ pub(super) fn call(
             add(&x, &mut pre, &mut post);
             code = if call == MpiCall::Send {
                 format!(
-                    "MPI_Send({}, {}, {}, {peer}, {tag}, {WORLD});\n",
+                    "MPI_Send({}, {}, {}, {peer}, {tag}, {world});\n",
                     x.conn, x.count, x.datatype
                 )
             } else {
                 format!(
-                    "MPI_Recv({}, {}, {}, {peer}, {tag}, {WORLD}, MPI_STATUS_IGNORE);\n",
+                    "MPI_Recv({}, {}, {}, {peer}, {tag}, {world}, MPI_STATUS_IGNORE);\n",
                     x.conn, x.count, x.datatype
                 )
             };
@@ -309,7 +354,7 @@ pub(super) fn call(
             add(&y, &mut pre, &mut post);
             // The input is the output's memory (one container).
             code = format!(
-                "(void){};\nMPI_Bcast({}, {}, {}, {root}, {WORLD});\n",
+                "(void){};\nMPI_Bcast({}, {}, {}, {root}, {world});\n",
                 x.conn, y.conn, y.count, y.datatype
             );
         }
@@ -337,11 +382,11 @@ pub(super) fn call(
                     let root = int_value(b, r)?;
                     code = if in_place {
                         format!(
-                            "int __sdfgc_rank = 0;\nMPI_Comm_rank({WORLD}, &__sdfgc_rank);\n\
+                            "int __sdfgc_rank = 0;\nMPI_Comm_rank({world}, &__sdfgc_rank);\n\
                              if (__sdfgc_rank == {root}) {{\n\
-                             MPI_Reduce(MPI_IN_PLACE, {y}, {n}, {t}, {op}, {root}, {WORLD});\n\
+                             MPI_Reduce(MPI_IN_PLACE, {y}, {n}, {t}, {op}, {root}, {world});\n\
                              }} else {{\n\
-                             MPI_Reduce({x}, {y}, {n}, {t}, {op}, {root}, {WORLD});\n}}\n",
+                             MPI_Reduce({x}, {y}, {n}, {t}, {op}, {root}, {world});\n}}\n",
                             x = x.conn,
                             y = y.conn,
                             n = y.count,
@@ -349,7 +394,7 @@ pub(super) fn call(
                         )
                     } else {
                         format!(
-                            "MPI_Reduce({}, {}, {}, {}, {op}, {root}, {WORLD});\n",
+                            "MPI_Reduce({}, {}, {}, {}, {op}, {root}, {world});\n",
                             x.conn, y.conn, y.count, y.datatype
                         )
                     };
@@ -357,7 +402,7 @@ pub(super) fn call(
                 None => {
                     let send = if in_place { "MPI_IN_PLACE" } else { &x.conn };
                     code = format!(
-                        "MPI_Allreduce({send}, {}, {}, {}, {op}, {WORLD});\n",
+                        "MPI_Allreduce({send}, {}, {}, {}, {op}, {world});\n",
                         y.conn, y.count, y.datatype
                     );
                 }
@@ -382,10 +427,10 @@ pub(super) fn call(
             }
             let per_rank =
                 |z: &Buffer| format!("static_cast<int>(({}) / __sdfgc_size)", c(&z.elements));
-            code.push_str(comm_size);
+            code.push_str(&comm_size);
             let line = match (call, r) {
                 (MpiCall::Allgather, _) => format!(
-                    "MPI_Allgather({}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    "MPI_Allgather({}, {}, {}, {}, {}, {}, {world});\n",
                     x.conn,
                     x.count,
                     x.datatype,
@@ -394,7 +439,7 @@ pub(super) fn call(
                     y.datatype
                 ),
                 (MpiCall::Alltoall, _) => format!(
-                    "MPI_Alltoall({}, {n}, {}, {}, {n}, {}, {WORLD});\n",
+                    "MPI_Alltoall({}, {n}, {}, {}, {n}, {}, {world});\n",
                     x.conn,
                     x.datatype,
                     y.conn,
@@ -402,7 +447,7 @@ pub(super) fn call(
                     n = per_rank(&x)
                 ),
                 (MpiCall::Scatter, Some(r)) => format!(
-                    "MPI_Scatter({}, {}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    "MPI_Scatter({}, {}, {}, {}, {}, {}, {}, {world});\n",
                     x.conn,
                     per_rank(&x),
                     x.datatype,
@@ -412,7 +457,7 @@ pub(super) fn call(
                     int_value(b, r)?
                 ),
                 (_, Some(r)) => format!(
-                    "MPI_Gather({}, {}, {}, {}, {}, {}, {}, {WORLD});\n",
+                    "MPI_Gather({}, {}, {}, {}, {}, {}, {}, {world});\n",
                     x.conn,
                     x.count,
                     x.datatype,
@@ -465,5 +510,6 @@ fn tasklet(b: &Builder, code: String) -> Tasklet {
         inputs,
         outputs,
         environments: vec![ENVIRONMENT.to_string()],
+        state_fields: Vec::new(),
     }
 }

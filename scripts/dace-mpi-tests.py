@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""DaCe 1.0.2's MPI tests (`tests/library/mpi/`) and distributed samples
+(`samples/distributed/`) under `mpirun`, with DaCe's generator (side `dace`)
+and through sdfgc (`SDFGC_DACE=1`, side `sdfgc`). Not part of CI: every
+test builds its programs on every side (minutes).
+
+    python3 scripts/dace-mpi-tests.py [--np 4] [--sides dace,sdfgc] [-k EXPR] [--out build/dace-mpi]
+
+Each test id runs alone (`mpirun -np N --oversubscribe python -m pytest ID`)
+from its side's own copy of `../shared/dace-tests` (fresh `.dacecache`), with
+a timeout, so a hung or dying rank costs one test. A test passes when every
+rank's pytest passes. Output: `OUT/results.json` and a Markdown table
+`OUT/results.md` (per test: each side's result, seconds, sdfgc's refusal or
+first error line).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = Path(os.environ.get("DACE_TESTS_SRC", ROOT.parent / "shared" / "dace-tests"))
+FILES = ["tests/library/mpi"]
+
+
+def collect(py, src, k):
+    cmd = [py, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "mpi", *FILES]
+    if k:
+        cmd += ["-k", k]
+    r = subprocess.run(cmd, cwd=src, text=True, capture_output=True)
+    ids = [ln.strip() for ln in r.stdout.splitlines() if "::" in ln]
+    if not ids:
+        sys.exit(f"no MPI tests collected:\n{r.stdout}\n{r.stderr}")
+    return ids
+
+
+def first_error(text):
+    for pat in (r"SdfgcError: (.*)", r"(error: .*)", r"^E\s+(\w*Error.*)$", r"(Segmentation fault.*)",
+                r"(MPI_ABORT.*)"):
+        m = re.search(pat, text, re.M)
+        if m:
+            return m.group(1).strip()[:300]
+    return ""
+
+
+def run_side(side, args, ids):
+    src = args.out / side / "suite"
+    shutil.rmtree(args.out / side, ignore_errors=True)
+    src.mkdir(parents=True)
+    shutil.copytree(SUITE / "tests", src / "tests")
+    shutil.copy(SUITE / "pytest.ini", src / "pytest.ini")
+    env = dict(os.environ)
+    env.pop("SDFGC_DACE", None)
+    env.update(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if side == "sdfgc":
+        env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=str(args.out / side / "sdfgc.log"),
+                   PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "python" / "sdfgc" / "_startup"),
+                                               env.get("PYTHONPATH", "")]))
+    out = {}
+    for tid in ids:
+        t0 = time.time()
+        cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", args.python, "-m", "pytest", "-q", "-x",
+               "-p", "no:cacheprovider", "-m", "mpi", tid]
+        try:
+            r = subprocess.run(cmd, cwd=src, env=env, text=True, capture_output=True, timeout=args.timeout)
+            text, rc = r.stdout + r.stderr, r.returncode
+            state = "passed" if rc == 0 else ("skipped" if re.search(r"\d+ skipped", text) and
+                                                 not re.search(r"failed|error", text) else "failed")
+        except subprocess.TimeoutExpired as e:
+            text = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            state = "timeout"
+        secs = time.time() - t0
+        (args.out / side / (re.sub(r"\W+", "_", tid) + ".log")).write_text(text)
+        out[tid] = {"state": state, "seconds": round(secs, 1), "error": "" if state == "passed" else first_error(text)}
+        print(f"{side:6} {state:8} {secs:6.1f}s {tid} {out[tid]['error'][:120]}", flush=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--sides", default="dace,sdfgc")
+    ap.add_argument("-k", default="")
+    ap.add_argument("--python", default=str(ROOT / "build" / "venv-dace" / "bin" / "python"))
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "dace-mpi")
+    args = ap.parse_args()
+    args.out = args.out.resolve()
+    ids = collect(args.python, SUITE, args.k)
+    results = {side: run_side(side, args, ids) for side in args.sides.split(",")}
+    (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    sides = list(results)
+    md = [f"| test | {' | '.join(sides)} | note |", "|---|" + "---|" * len(sides) + "---|"]
+    for tid in ids:
+        cells = [f"{results[s][tid]['state']} ({results[s][tid]['seconds']} s)" for s in sides]
+        note = next((results[s][tid]["error"] for s in sides if results[s][tid]["error"]), "")
+        md.append(f"| `{tid}` | {' | '.join(cells)} | {note} |")
+    for s in sides:
+        n = sum(r["state"] == "passed" for r in results[s].values())
+        md.append(f"\n{s}: {n} of {len(ids)} passed (mpirun -np {args.np})")
+    (args.out / "results.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
