@@ -155,6 +155,8 @@ def side_env(args, side, d):
            "DTESTS_RECORD": os.path.join(d, "records.jsonl")}
     if side != "dace":
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=os.path.join(d, "sdfgc.log"), DTESTS_KEEP=os.path.join(d, "sdfgs"))
+        if args.sdfgc:  # this checkout's package and the given executable, not those installed in the venv
+            env.update(SDFGC=args.sdfgc, PYTHONPATH=os.pathsep.join([SCRIPTS, os.path.join(ROOT, "python")]))
     if side.endswith("asan"):
         libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
         os.makedirs(os.path.join(d, "asan"), exist_ok=True)
@@ -393,8 +395,11 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "build", "dace-tests"))
     p.add_argument("--timeout", type=int, default=300, help="seconds a test may run (pytest-timeout)")
     p.add_argument("--nice", type=int, default=10)
+    p.add_argument("--sdfgc", help="sdfgc executable for the sdfgc sides (with this checkout's python/ package; "
+                   "default: what --venv has installed)")
     args = p.parse_args()
     args.suite, args.venv, args.out = (os.path.abspath(x) for x in (args.suite, args.venv, args.out))
+    args.sdfgc = args.sdfgc and os.path.abspath(args.sdfgc)
     if args.ci:
         args.ids, args.sides = args.ids or CI_IDS, "sdfgc"
     sides = args.sides.split(",")

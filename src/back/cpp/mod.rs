@@ -348,9 +348,10 @@ pub fn signature_json(abi: &crate::passes::abi::Abi) -> String {
     let list = |ps: &[crate::passes::abi::Param]| -> String {
         ps.iter()
             .map(|x| {
-                let ctype = match x.kind {
-                    ParamKind::Array => format!("{} *", x.dtype.ctype()),
-                    _ => x.dtype.ctype().to_string(),
+                let ctype = match (&x.callback, x.kind) {
+                    (Some(cb), _) => cb.ctype(DType::ctype),
+                    (None, ParamKind::Array) => format!("{} *", x.dtype.ctype()),
+                    (None, _) => x.dtype.ctype().to_string(),
                 };
                 format!("[\"{}\",\"{ctype}\"]", x.name)
             })

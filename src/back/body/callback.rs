@@ -1,0 +1,167 @@
+//! Writes a callback tasklet: the call of a function pointer into Python
+//! (DaCe's `callback` symbols, see [`crate::ir::callback`]) that DaCe's
+//! frontend writes as `f(args)` or `out = f(args)`.
+//!
+//! Arguments are passed as DaCe's C type of the callback says: an array as
+//! the address of its memlet's first element, a scalar argument by value, a
+//! value returned through an argument (a function that returns arrays or
+//! several values) as the address of the element the callee writes. The
+//! connectors `__istate` / `__ostate` (DaCe's `__pystate` token, which keeps
+//! callbacks in program order) carry no value: the graph's edges already
+//! order the calls, so they are not read or written.
+
+use crate::back::body::dataflow::StateCtx;
+use crate::back::body::function::FnWriter;
+use crate::diag::{Error, Result};
+use crate::ir::*;
+
+/// The edge of tasklet `id` at connector `c` (an input, else an output).
+fn edge_at<'s>(ctx: &StateCtx<'s>, id: NodeId, c: &str) -> Option<&'s DataEdge> {
+    let st = ctx.st;
+    let input = ctx.adj.ins[id.index()]
+        .iter()
+        .map(|&ei| &st.edges[ei])
+        .find(|e| e.dst_conn.as_deref() == Some(c));
+    input.or_else(|| {
+        ctx.adj.outs[id.index()]
+            .iter()
+            .map(|&ei| &st.edges[ei])
+            .find(|e| e.src_conn.as_deref() == Some(c))
+    })
+}
+
+/// A C string literal of `s` (its bytes, escaped), as a `char *` (DaCe's
+/// `dace.string`).
+fn c_string_arg(s: &str) -> String {
+    let mut out = String::from("const_cast<char *>(\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            b'?' => out.push_str("\\?"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push_str("\")");
+    out
+}
+
+impl FnWriter<'_> {
+    /// Writes the callback tasklet `t` (node `id`), whose code is the one
+    /// statement `[result =] func(args)`.
+    pub(crate) fn callback_tasklet(
+        &mut self,
+        ctx: &StateCtx,
+        id: NodeId,
+        func: &str,
+        args: &[CbArg],
+        result: Option<&str>,
+    ) -> Result<()> {
+        let node = &ctx.st.nodes[id.index()];
+        let refuse = |what: String| {
+            Error::unsupported(
+                &node.path,
+                format!("callback tasklet '{}': {what}", node.label),
+            )
+        };
+        if self.in_kernel {
+            return Err(refuse(format!(
+                "calls '{func}' (Python) from GPU device code"
+            )));
+        }
+        let Some(cb) = self.sdfg.callbacks.get(func) else {
+            return Err(refuse(format!("'{func}' is not a callback of the SDFG")));
+        };
+        let params = cb.call_params();
+        if params.len() != args.len() {
+            return Err(refuse(format!(
+                "calls '{func}' with {} arguments; its type takes {}",
+                args.len(),
+                params.len()
+            )));
+        }
+        let mut printed = Vec::with_capacity(args.len());
+        for (k, (arg, (value, returned))) in args.iter().zip(&params).enumerate() {
+            let text = match arg {
+                CbArg::Str(s) => c_string_arg(s),
+                CbArg::Null => "nullptr".to_string(),
+                CbArg::Value(Expr::Sym(c)) if edge_at(ctx, id, c).is_some() => {
+                    let e = edge_at(ctx, id, c).expect("checked");
+                    let Some(data) = e.memlet.data.as_deref() else {
+                        return Err(refuse(format!("argument {k} ('{c}') has an empty memlet")));
+                    };
+                    let d = self.data_desc(data, &e.path)?;
+                    let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+                    match value {
+                        CbValue::Array(_) => self.subset_pointer(data, d, sub),
+                        CbValue::Scalar(_) if *returned => self.subset_pointer(data, d, sub),
+                        CbValue::Scalar(_) => {
+                            let starts: Vec<Expr> = if sub.len() == d.rank() {
+                                sub.iter().map(|r| r.start.clone()).collect()
+                            } else {
+                                vec![Expr::Int(0); d.rank()]
+                            };
+                            self.element(data, d, &starts)
+                        }
+                    }
+                }
+                CbArg::Value(e) => {
+                    if matches!(value, CbValue::Array(_)) || *returned {
+                        return Err(refuse(format!(
+                            "argument {k} of '{func}' is an array or a returned value, \
+                             but not a connector"
+                        )));
+                    }
+                    self.interstate_expr(e)
+                }
+            };
+            printed.push(text);
+        }
+        let call = format!("{func}({})", printed.join(", "));
+        self.out.line(format!(
+            "// tasklet {} (calls back into Python)",
+            node.label
+        ));
+        match result {
+            None => self.out.line(format!("{call};")),
+            Some(r) => {
+                let Some(e) = ctx.adj.outs[id.index()]
+                    .iter()
+                    .map(|&ei| &ctx.st.edges[ei])
+                    .find(|e| e.src_conn.as_deref() == Some(r))
+                else {
+                    return Err(refuse(format!(
+                        "assigns '{r}', which is not an output connector"
+                    )));
+                };
+                if !cb.scalar_function() || cb.returns.is_empty() {
+                    return Err(refuse(format!(
+                        "assigns '{r}' a call of '{func}', which returns no value"
+                    )));
+                }
+                if e.memlet.wcr.is_some() {
+                    return Err(refuse(format!(
+                        "assigns the value of '{func}' to '{r}', which has write-conflict resolution"
+                    )));
+                }
+                let Some(data) = e.memlet.data.as_deref() else {
+                    return Err(refuse(format!("output '{r}' has an empty memlet")));
+                };
+                let d = self.data_desc(data, &e.path)?;
+                let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+                let starts: Vec<Expr> = if sub.len() == d.rank() {
+                    sub.iter().map(|r| r.start.clone()).collect()
+                } else {
+                    vec![Expr::Int(0); d.rank()]
+                };
+                let target = self.element(data, d, &starts);
+                self.out.line(format!("{target} = {call};"));
+            }
+        }
+        Ok(())
+    }
+}
