@@ -704,6 +704,22 @@ pub fn write(p: &Program) -> Result<Outputs> {
     if dace_math {
         add(cexpr::PRELUDE_DACE_MATH);
     }
+    // DaCe's `pyobject` and `string` (`char *`) as one name each, so that
+    // `const T x` is a constant pointer, as in DaCe's code.
+    for (t, def) in [
+        (DType::PyObject, "typedef void *pyobject;"),
+        (DType::String, "typedef char *sdfgc_string;"),
+    ] {
+        let named = |text: &str| uses_identifier(text, t.ctype());
+        if named(&body)
+            || named(&program_params)
+            || named(&init_params)
+            || shared.functions.iter().any(|f| named(f))
+            || members.iter().any(|m| named(m))
+        {
+            add(def);
+        }
+    }
     let tu = TranslationUnit {
         name,
         version,

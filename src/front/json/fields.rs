@@ -156,7 +156,13 @@ pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
             .ok_or_else(|| Error::unsupported(path, format!("data type '{s}'"))),
         Json::Object(o) => {
             let t = o.get("type").and_then(Json::as_str).unwrap_or("?");
-            Err(Error::unsupported(path, format!("data type of kind '{t}'")))
+            match t {
+                "string" => Ok(DType::String),
+                "opaque" if o.get("ctype").and_then(Json::as_str) == Some("pyobject") => {
+                    Ok(DType::PyObject)
+                }
+                _ => Err(Error::unsupported(path, format!("data type of kind '{t}'"))),
+            }
         }
         other => Err(Error::format(
             path,
