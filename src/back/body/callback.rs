@@ -62,62 +62,41 @@ impl FnWriter<'_> {
         result: Option<&str>,
     ) -> Result<()> {
         let node = &ctx.st.nodes[id.index()];
-        let refuse = |what: String| {
-            Error::unsupported(
+        if self.in_kernel {
+            return Err(Error::unsupported(
+                &node.path,
+                format!(
+                    "callback tasklet '{}' calls '{func}' (Python) from GPU device code",
+                    node.label
+                ),
+            ));
+        }
+        // Validation checked the call against the callback's type.
+        let internal = |what: &str| {
+            Error::invalid(
                 &node.path,
                 format!("callback tasklet '{}': {what}", node.label),
             )
         };
-        if self.in_kernel {
-            return Err(refuse(format!(
-                "calls '{func}' (Python) from GPU device code"
-            )));
-        }
-        let Some(cb) = self.sdfg.callbacks.get(func) else {
-            return Err(refuse(format!("'{func}' is not a callback of the SDFG")));
-        };
-        let params = cb.call_params();
-        if params.len() != args.len() {
-            return Err(refuse(format!(
-                "calls '{func}' with {} arguments; its type takes {}",
-                args.len(),
-                params.len()
-            )));
-        }
+        let cb = self
+            .sdfg
+            .callbacks
+            .get(func)
+            .ok_or_else(|| internal("not a callback"))?;
         let mut printed = Vec::with_capacity(args.len());
-        for (k, (arg, (value, returned))) in args.iter().zip(&params).enumerate() {
+        for (arg, (value, returned)) in args.iter().zip(cb.call_params()) {
             let text = match arg {
                 CbArg::Str(s) => c_string_arg(s),
                 CbArg::Null => "nullptr".to_string(),
                 CbArg::Value(Expr::Sym(c)) if edge_at(ctx, id, c).is_some() => {
-                    let e = edge_at(ctx, id, c).expect("checked");
-                    let Some(data) = e.memlet.data.as_deref() else {
-                        return Err(refuse(format!("argument {k} ('{c}') has an empty memlet")));
-                    };
-                    let d = self.data_desc(data, &e.path)?;
-                    let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+                    let e = edge_at(ctx, id, c).ok_or_else(|| internal("no edge"))?;
+                    let (data, d, starts) = self.memlet_start(e, &internal)?;
                     match value {
-                        CbValue::Array(_) => self.subset_pointer(data, d, sub),
-                        CbValue::Scalar(_) if *returned => self.subset_pointer(data, d, sub),
-                        CbValue::Scalar(_) => {
-                            let starts: Vec<Expr> = if sub.len() == d.rank() {
-                                sub.iter().map(|r| r.start.clone()).collect()
-                            } else {
-                                vec![Expr::Int(0); d.rank()]
-                            };
-                            self.element(data, d, &starts)
-                        }
+                        CbValue::Scalar(_) if !returned => self.element(data, d, &starts),
+                        _ => format!("&{}", self.element(data, d, &starts)),
                     }
                 }
-                CbArg::Value(e) => {
-                    if matches!(value, CbValue::Array(_)) || *returned {
-                        return Err(refuse(format!(
-                            "argument {k} of '{func}' is an array or a returned value, \
-                             but not a connector"
-                        )));
-                    }
-                    self.interstate_expr(e)
-                }
+                CbArg::Value(e) => self.interstate_expr(e),
             };
             printed.push(text);
         }
@@ -129,39 +108,38 @@ impl FnWriter<'_> {
         match result {
             None => self.out.line(format!("{call};")),
             Some(r) => {
-                let Some(e) = ctx.adj.outs[id.index()]
+                let e = ctx.adj.outs[id.index()]
                     .iter()
                     .map(|&ei| &ctx.st.edges[ei])
                     .find(|e| e.src_conn.as_deref() == Some(r))
-                else {
-                    return Err(refuse(format!(
-                        "assigns '{r}', which is not an output connector"
-                    )));
-                };
-                if !cb.scalar_function() || cb.returns.is_empty() {
-                    return Err(refuse(format!(
-                        "assigns '{r}' a call of '{func}', which returns no value"
-                    )));
-                }
-                if e.memlet.wcr.is_some() {
-                    return Err(refuse(format!(
-                        "assigns the value of '{func}' to '{r}', which has write-conflict resolution"
-                    )));
-                }
-                let Some(data) = e.memlet.data.as_deref() else {
-                    return Err(refuse(format!("output '{r}' has an empty memlet")));
-                };
-                let d = self.data_desc(data, &e.path)?;
-                let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
-                let starts: Vec<Expr> = if sub.len() == d.rank() {
-                    sub.iter().map(|r| r.start.clone()).collect()
-                } else {
-                    vec![Expr::Int(0); d.rank()]
-                };
+                    .ok_or_else(|| internal("no output edge"))?;
+                let (data, d, starts) = self.memlet_start(e, &internal)?;
                 let target = self.element(data, d, &starts);
                 self.out.line(format!("{target} = {call};"));
             }
         }
         Ok(())
+    }
+
+    /// The container of a memlet, its descriptor and the first element of
+    /// its subset.
+    fn memlet_start<'e>(
+        &self,
+        e: &'e DataEdge,
+        internal: &dyn Fn(&str) -> Error,
+    ) -> Result<(&'e str, &DataDesc, Vec<Expr>)> {
+        let data = e
+            .memlet
+            .data
+            .as_deref()
+            .ok_or_else(|| internal("empty memlet"))?;
+        let d = self.data_desc(data, &e.path)?;
+        let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+        let starts = if sub.len() == d.rank() {
+            sub.iter().map(|r| r.start.clone()).collect()
+        } else {
+            vec![Expr::Int(0); d.rank()]
+        };
+        Ok((data, d, starts))
     }
 }
