@@ -2,7 +2,7 @@
 //! `fixtures/callbacks`, made by `scripts/make-callback-fixtures.py` with
 //! DaCe 1.0.2 and 2.0.0a10): the generated files of each are snapshots;
 //! each builds with `-Wall -Wextra -Werror` in the default and external
-//! modes; and each runs through DaCe's own `CompiledSDFG` (1.0.2 for
+//! modes, its header as C too; and each runs through DaCe's own `CompiledSDFG` (1.0.2 for
 //! `program.sdfg`, 2.0.0a10 for `program.v2.sdfg`) with Python functions as
 //! the callbacks, its outputs and the calls the callbacks saw compared with
 //! plain Python's (`make-callback-fixtures.py --check`).
@@ -100,6 +100,32 @@ fn every_program_builds_without_warnings() {
             assert!(
                 o.status.success(),
                 "{} ({mode:?}) does not build:\n{}",
+                file.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            // The header declares the callback parameters in plain C too.
+            let (hname, htext) = outs
+                .iter()
+                .find(|(n, _)| n.ends_with(".h"))
+                .expect("a header");
+            let header = work.path().join(hname);
+            std::fs::write(&header, htext).unwrap();
+            let o = cxx::cc()
+                .args([
+                    "-x",
+                    "c",
+                    "-std=c11",
+                    "-Wall",
+                    "-Wextra",
+                    "-Werror",
+                    "-fsyntax-only",
+                ])
+                .arg(&header)
+                .output()
+                .expect("run the C compiler");
+            assert!(
+                o.status.success(),
+                "the header of {} is not C:\n{}",
                 file.display(),
                 String::from_utf8_lossy(&o.stderr)
             );

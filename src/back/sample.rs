@@ -58,8 +58,14 @@ fn array_args(p: &Program) -> Vec<Arg<'_>> {
 /// other symbol that an argument's shape, strides or size use.
 pub fn symbol_docs(p: &Program) -> Vec<SymbolDoc> {
     let sdfg = &p.sdfg;
-    let mut names: Vec<(String, bool)> =
-        p.abi.init.iter().map(|x| (x.name.clone(), true)).collect();
+    // Callbacks are not values (the argument lines describe them).
+    let mut names: Vec<(String, bool)> = p
+        .abi
+        .init
+        .iter()
+        .filter(|x| x.callback.is_none())
+        .map(|x| (x.name.clone(), true))
+        .collect();
     for (_, d) in array_args(p) {
         let exprs = d
             .shape
@@ -277,6 +283,10 @@ pub fn argument_lines(p: &Program) -> Vec<String> {
                 )
             }
             (ParamKind::Symbol, _) => format!("{} {}: symbol (see above)", x.dtype.header_ctype(), x.name),
+            (ParamKind::Callback, _) => format!(
+                "{}: callback into Python (a function pointer: DaCe's CompiledSDFG passes its trampoline)",
+                x.header_decl()
+            ),
             _ => format!("{} {}: scalar argument (by value)", x.dtype.header_ctype(), x.name),
         })
         .map(|l| comment_safe(&l))

@@ -20,7 +20,7 @@ pub enum DType {
     Complex64,
     Complex128,
     /// DaCe's `dace.string` (`{"type": "string"}`): a C string, `char *`.
-    String,
+    Str,
     /// DaCe's `dace.pyobject` (`{"type": "opaque", "ctype": "pyobject"}`):
     /// a Python object the program only passes between callbacks, `void *`.
     PyObject,
@@ -65,7 +65,7 @@ impl DType {
             DType::Float64 => "float64",
             DType::Complex64 => "complex64",
             DType::Complex128 => "complex128",
-            DType::String => "string",
+            DType::Str => "string",
             DType::PyObject => "pyobject",
         }
     }
@@ -89,7 +89,7 @@ impl DType {
             DType::Float64 => "double",
             DType::Complex64 => "dace::complex64",
             DType::Complex128 => "dace::complex128",
-            DType::String => "sdfgc_string",
+            DType::Str => "sdfgc_string",
             DType::PyObject => "pyobject",
         }
     }
@@ -101,7 +101,7 @@ impl DType {
         match self {
             DType::Complex64 => "sdfgc_complex64",
             DType::Complex128 => "sdfgc_complex128",
-            DType::String => "char *",
+            DType::Str => "char *",
             DType::PyObject => "void *",
             t => t.ctype(),
         }
@@ -127,7 +127,7 @@ impl DType {
             | DType::UInt64
             | DType::Float64
             | DType::Complex64
-            | DType::String
+            | DType::Str
             | DType::PyObject => 8,
             DType::Complex128 => 16,
         }
@@ -174,7 +174,7 @@ impl DType {
     /// True for `string` and `pyobject`: pointers the program passes to
     /// callbacks, never computes with.
     pub fn is_opaque(self) -> bool {
-        matches!(self, DType::String | DType::PyObject)
+        matches!(self, DType::Str | DType::PyObject)
     }
 
     /// True for the complex types.
@@ -199,7 +199,7 @@ impl DType {
             DType::Float64 => 11,
             DType::Complex64 => 12,
             DType::Complex128 => 13,
-            DType::String | DType::PyObject => 14,
+            DType::Str | DType::PyObject => 14,
         }
     }
 

@@ -1663,6 +1663,7 @@ mod tests {
             arg_names: Vec::new(),
             arrays: NameMap::default(),
             symbols: NameMap::default(),
+            callbacks: NameMap::default(),
             assigned_types: NameMap::default(),
             constants: NameMap::default(),
             global_code: NameMap::default(),

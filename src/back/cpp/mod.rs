@@ -708,7 +708,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     // `const T x` is a constant pointer, as in DaCe's code.
     for (t, def) in [
         (DType::PyObject, "typedef void *pyobject;"),
-        (DType::String, "typedef char *sdfgc_string;"),
+        (DType::Str, "typedef char *sdfgc_string;"),
     ] {
         let named = |text: &str| uses_identifier(text, t.ctype());
         if named(&body)

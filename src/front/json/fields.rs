@@ -157,7 +157,7 @@ pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
         Json::Object(o) => {
             let t = o.get("type").and_then(Json::as_str).unwrap_or("?");
             match t {
-                "string" => Ok(DType::String),
+                "string" => Ok(DType::Str),
                 "opaque" if o.get("ctype").and_then(Json::as_str) == Some("pyobject") => {
                     Ok(DType::PyObject)
                 }

@@ -2836,6 +2836,38 @@ mod tests {
     }
 
     #[test]
+    fn callback_calls_are_statements_of_their_own() {
+        let cbs = ["f".to_string()];
+        let v = parse_tasklet_calling("__out_x = f(__in_a, 1, 'hi', None)", &cbs).unwrap();
+        assert_eq!(
+            v,
+            vec![Stmt::Callback {
+                func: "f".into(),
+                args: vec![
+                    CbArg::Value(s("__in_a")),
+                    CbArg::Value(Expr::Int(1)),
+                    CbArg::Str("hi".into()),
+                    CbArg::Null,
+                ],
+                result: Some("__out_x".into()),
+            }]
+        );
+        let v = parse_tasklet_calling("f()", &cbs).unwrap();
+        assert!(matches!(&v[..], [Stmt::Callback { args, result: None, .. }] if args.is_empty()));
+        let e = parse_tasklet_calling("x = f(a) + 1", &cbs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("inside an expression"), "{e}");
+        let e = parse_tasklet_calling("f(a=1)", &cbs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keyword argument"), "{e}");
+        // Not a callback of this SDFG: an unknown function, as before.
+        let e = parse_tasklet("f(a)").unwrap_err().to_string();
+        assert!(e.contains("unknown function 'f'"), "{e}");
+    }
+
+    #[test]
     fn printf_strings_lambdas_and_chained_assignment() {
         let v = parse_tasklet("printf(\"ok %f\\n\", a + 1)").unwrap();
         assert_eq!(
