@@ -3,7 +3,7 @@
 through sdfgc, every difference classified.
 
     scripts/dace-tests.py [PATHS...] [-k EXPR] [--sample N --seed S] [--ids FILE]
-                          [--sides dace,sdfgc] [--asan] [--out DIR] [--timeout S]
+                          [--sides dace,sdfgc] [--asan] [--out DIR] [--timeout S] [--sdfgc BIN]
     scripts/dace-tests.py --report --out DIR      # tables from the records already there
     scripts/dace-tests.py --ci                    # the CI slice (scripts/dace-tests-ci.txt), sdfgc only
 
@@ -13,6 +13,8 @@ PATHS (default: tests/), narrowed by -k, then a sample stratified by folder
 generator; `sdfgc`: SDFGC_DACE=1; `sdfgc-asan`: the same with the generated
 libraries built with -fsanitize=address and libasan preloaded) runs from its
 own copy of the suite with a fresh DaCe build folder and DaCe's CI settings.
+The sdfgc sides use what --venv has installed, or with `--sdfgc BIN` that
+executable and this checkout's python/ package (a worktree's build).
 
 A dying interpreter does not end a side: the pytest plugin
 (scripts/dace_tests_plugin.py) records each test's start and end, so the test
