@@ -42,10 +42,7 @@ impl Callback {
     /// DaCe's `is_scalar_function`: nothing or one scalar returned (as the
     /// C function's return value).
     pub fn scalar_function(&self) -> bool {
-        match self.returns.as_slice() {
-            [] | [CbValue::Scalar(_)] => true,
-            _ => false,
-        }
+        matches!(self.returns.as_slice(), [] | [CbValue::Scalar(_)])
     }
 
     /// The C function's return type.

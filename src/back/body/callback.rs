@@ -30,26 +30,6 @@ fn edge_at<'s>(ctx: &StateCtx<'s>, id: NodeId, c: &str) -> Option<&'s DataEdge> 
     })
 }
 
-/// A C string literal of `s` (its bytes, escaped), as a `char *` (DaCe's
-/// `dace.string`).
-fn c_string_arg(s: &str) -> String {
-    let mut out = String::from("const_cast<char *>(\"");
-    for b in s.bytes() {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\r' => out.push_str("\\r"),
-            b'?' => out.push_str("\\?"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\{b:03o}")),
-        }
-    }
-    out.push_str("\")");
-    out
-}
-
 impl FnWriter<'_> {
     /// Writes the callback tasklet `t` (node `id`), whose code is the one
     /// statement `[result =] func(args)`.
@@ -86,7 +66,8 @@ impl FnWriter<'_> {
         let mut printed = Vec::with_capacity(args.len());
         for (arg, (value, returned)) in args.iter().zip(cb.call_params()) {
             let text = match arg {
-                CbArg::Str(s) => c_string_arg(s),
+                // DaCe's `dace.string` is a `char *`.
+                CbArg::Str(s) => format!("const_cast<char *>({})", super::tasklet::c_string(s)),
                 CbArg::Null => "nullptr".to_string(),
                 CbArg::Value(Expr::Sym(c)) if edge_at(ctx, id, c).is_some() => {
                     let e = edge_at(ctx, id, c).ok_or_else(|| internal("no edge"))?;

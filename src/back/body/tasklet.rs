@@ -268,7 +268,7 @@ fn pointer_tests(e: &Expr) -> Expr {
 /// A C++ string literal of `s` (its UTF-8 bytes; control characters, `"`
 /// and `\` escaped, octal escapes of three digits so that no digit after
 /// one joins it).
-fn c_string(s: &str) -> String {
+pub(crate) fn c_string(s: &str) -> String {
     let mut out = String::from("\"");
     for b in s.bytes() {
         match b {
