@@ -3,7 +3,7 @@
 through sdfgc, every difference classified.
 
     scripts/dace-tests.py [PATHS...] [-k EXPR] [--sample N --seed S] [--ids FILE]
-                          [--sides dace,sdfgc] [--asan] [--out DIR] [--timeout S]
+                          [--sides dace,sdfgc] [--asan] [--out DIR] [--timeout S] [--sdfgc BIN]
     scripts/dace-tests.py --report --out DIR      # tables from the records already there
     scripts/dace-tests.py --ci                    # the CI slice (scripts/dace-tests-ci.txt), sdfgc only
 
@@ -13,6 +13,8 @@ PATHS (default: tests/), narrowed by -k, then a sample stratified by folder
 generator; `sdfgc`: SDFGC_DACE=1; `sdfgc-asan`: the same with the generated
 libraries built with -fsanitize=address and libasan preloaded) runs from its
 own copy of the suite with a fresh DaCe build folder and DaCe's CI settings.
+The sdfgc sides use what --venv has installed, or with `--sdfgc BIN` that
+executable and this checkout's python/ package (a worktree's build).
 
 A dying interpreter does not end a side: the pytest plugin
 (scripts/dace_tests_plugin.py) records each test's start and end, so the test
@@ -155,6 +157,8 @@ def side_env(args, side, d):
            "DTESTS_RECORD": os.path.join(d, "records.jsonl")}
     if side != "dace":
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=os.path.join(d, "sdfgc.log"), DTESTS_KEEP=os.path.join(d, "sdfgs"))
+        if args.sdfgc:  # this checkout's package and the given executable, not those installed in the venv
+            env.update(SDFGC=args.sdfgc, PYTHONPATH=os.pathsep.join([SCRIPTS, os.path.join(ROOT, "python")]))
     if side.endswith("asan"):
         libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
         os.makedirs(os.path.join(d, "asan"), exist_ok=True)
@@ -393,8 +397,11 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "build", "dace-tests"))
     p.add_argument("--timeout", type=int, default=300, help="seconds a test may run (pytest-timeout)")
     p.add_argument("--nice", type=int, default=10)
+    p.add_argument("--sdfgc", help="sdfgc executable for the sdfgc sides (with this checkout's python/ package; "
+                   "default: what --venv has installed)")
     args = p.parse_args()
     args.suite, args.venv, args.out = (os.path.abspath(x) for x in (args.suite, args.venv, args.out))
+    args.sdfgc = args.sdfgc and os.path.abspath(args.sdfgc)
     if args.ci:
         args.ids, args.sides = args.ids or CI_IDS, "sdfgc"
     sides = args.sides.split(",")

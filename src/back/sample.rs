@@ -58,8 +58,14 @@ fn array_args(p: &Program) -> Vec<Arg<'_>> {
 /// other symbol that an argument's shape, strides or size use.
 pub fn symbol_docs(p: &Program) -> Vec<SymbolDoc> {
     let sdfg = &p.sdfg;
-    let mut names: Vec<(String, bool)> =
-        p.abi.init.iter().map(|x| (x.name.clone(), true)).collect();
+    // Callbacks are not values (the argument lines describe them).
+    let mut names: Vec<(String, bool)> = p
+        .abi
+        .init
+        .iter()
+        .filter(|x| x.callback.is_none())
+        .map(|x| (x.name.clone(), true))
+        .collect();
     for (_, d) in array_args(p) {
         let exprs = d
             .shape
@@ -277,6 +283,10 @@ pub fn argument_lines(p: &Program) -> Vec<String> {
                 )
             }
             (ParamKind::Symbol, _) => format!("{} {}: symbol (see above)", x.dtype.header_ctype(), x.name),
+            (ParamKind::Callback, _) => format!(
+                "{}: callback into Python (a function pointer: DaCe's CompiledSDFG passes its trampoline)",
+                x.header_decl()
+            ),
             _ => format!("{} {}: scalar argument (by value)", x.dtype.header_ctype(), x.name),
         })
         .map(|l| comment_safe(&l))
@@ -306,6 +316,28 @@ fn default_value(name: &str, dtype: DType) -> &'static str {
 pub fn write_sample(p: &Program) -> (String, String) {
     let name = p.sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
+    let callbacks: Vec<&str> = p
+        .abi
+        .program
+        .iter()
+        .filter(|x| x.callback.is_some())
+        .map(|x| x.name.as_str())
+        .collect();
+    if !callbacks.is_empty() {
+        // Function pointers into Python, which DaCe's `CompiledSDFG` passes:
+        // a C++ sample has none to pass, so it says so instead of running.
+        let why = format!(
+            "{name} takes callbacks into Python ({}), which DaCe's CompiledSDFG passes; \
+             this sample cannot run it",
+            callbacks.join(", ")
+        );
+        let text = format!(
+            "// Sample main for {name}, written by sdfgc {version}.\n// {why}.\n\
+             #include <cstdio>\n\nint main() {{\n    std::fprintf(stderr, \"%s\\n\", \"{why}\");\n    \
+             return 1;\n}}\n"
+        );
+        return (format!("{name}_main.cpp"), text);
+    }
     // The BLAS library the file calls, if any (`--blas`).
     let link = crate::back::cpp::blas_link(p)
         .map(|l| format!(" {l}"))

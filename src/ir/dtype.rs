@@ -19,6 +19,11 @@ pub enum DType {
     Float64,
     Complex64,
     Complex128,
+    /// DaCe's `dace.string` (`{"type": "string"}`): a C string, `char *`.
+    Str,
+    /// DaCe's `dace.pyobject` (`{"type": "opaque", "ctype": "pyobject"}`):
+    /// a Python object the program only passes between callbacks, `void *`.
+    PyObject,
 }
 
 impl DType {
@@ -60,6 +65,8 @@ impl DType {
             DType::Float64 => "float64",
             DType::Complex64 => "complex64",
             DType::Complex128 => "complex128",
+            DType::Str => "string",
+            DType::PyObject => "pyobject",
         }
     }
 
@@ -82,6 +89,8 @@ impl DType {
             DType::Float64 => "double",
             DType::Complex64 => "dace::complex64",
             DType::Complex128 => "dace::complex128",
+            DType::Str => "sdfgc_string",
+            DType::PyObject => "pyobject",
         }
     }
 
@@ -92,6 +101,8 @@ impl DType {
         match self {
             DType::Complex64 => "sdfgc_complex64",
             DType::Complex128 => "sdfgc_complex128",
+            DType::Str => "char *",
+            DType::PyObject => "void *",
             t => t.ctype(),
         }
     }
@@ -112,7 +123,12 @@ impl DType {
             DType::Bool | DType::Int8 | DType::UInt8 => 1,
             DType::Int16 | DType::UInt16 | DType::Float16 => 2,
             DType::Int32 | DType::UInt32 | DType::Float32 => 4,
-            DType::Int64 | DType::UInt64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Int64
+            | DType::UInt64
+            | DType::Float64
+            | DType::Complex64
+            | DType::Str
+            | DType::PyObject => 8,
             DType::Complex128 => 16,
         }
     }
@@ -155,6 +171,12 @@ impl DType {
         )
     }
 
+    /// True for `string` and `pyobject`: pointers the program passes to
+    /// callbacks, never computes with.
+    pub fn is_opaque(self) -> bool {
+        matches!(self, DType::Str | DType::PyObject)
+    }
+
     /// True for the complex types.
     pub fn is_complex(self) -> bool {
         matches!(self, DType::Complex64 | DType::Complex128)
@@ -177,6 +199,7 @@ impl DType {
             DType::Float64 => 11,
             DType::Complex64 => 12,
             DType::Complex128 => 13,
+            DType::Str | DType::PyObject => 14,
         }
     }
 

@@ -211,6 +211,17 @@ impl Func {
     }
 }
 
+/// An argument of a callback call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CbArg {
+    /// A connector, symbol or number.
+    Value(Expr),
+    /// A string literal (decoded): a `dace.string` argument.
+    Str(String),
+    /// `None`.
+    Null,
+}
+
 /// A statement of tasklet code, interstate assignments or loop statements.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
@@ -248,6 +259,16 @@ pub enum Stmt {
         /// The loop body.
         body: Vec<Stmt>,
     },
+    /// A call of a callback (DaCe's `callback` symbol `func`): `func(args)`,
+    /// or `result = func(args)` for a function that returns one scalar.
+    Callback {
+        /// The callback symbol.
+        func: String,
+        /// The arguments in order.
+        args: Vec<CbArg>,
+        /// The output connector assigned the return value.
+        result: Option<String>,
+    },
     /// `printf("format", args...)` in tasklet code (DaCe prints the call
     /// unchanged into C++); `format` is the string's value.
     Printf {
@@ -277,6 +298,13 @@ impl Stmt {
                 start, stop, step, ..
             } => vec![start, stop, step],
             Stmt::Printf { args, .. } => args.iter().collect(),
+            Stmt::Callback { args, .. } => args
+                .iter()
+                .filter_map(|a| match a {
+                    CbArg::Value(e) => Some(e),
+                    _ => None,
+                })
+                .collect(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The intermediate representation sdfgc's passes and writers work on.
 
+pub mod callback;
 pub mod cexpr;
 pub mod data;
 pub mod dtype;
@@ -9,6 +10,7 @@ pub mod sdfg;
 pub mod simplify;
 pub mod symtypes;
 
+pub use callback::{Callback, CbValue};
 pub use data::*;
 pub use dtype::DType;
 pub use expr::*;

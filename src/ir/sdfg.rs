@@ -29,6 +29,9 @@ pub struct Sdfg {
     pub arrays: NameMap<DataDesc>,
     /// Symbols with their types.
     pub symbols: NameMap<DType>,
+    /// Symbols of DaCe's `callback` type: function pointers into Python,
+    /// passed in as parameters where the program calls them (not in `symbols`).
+    pub callbacks: NameMap<crate::ir::Callback>,
     /// Types of the symbols the control flow assigns and `symbols` does not
     /// declare, inferred as DaCe does ([`crate::ir::symtypes`]).
     pub assigned_types: NameMap<DType>,

@@ -117,7 +117,9 @@ pub fn infer_tree(sdfg: &mut Sdfg) {
         &mut |ns| {
             ns.symbol_mapping
                 .iter()
-                .filter(|(k, _)| !ns.sdfg.symbols.contains_key(*k))
+                .filter(|(k, _)| {
+                    !ns.sdfg.symbols.contains_key(*k) && !ns.sdfg.callbacks.contains_key(*k)
+                })
                 .filter_map(|(k, v)| Some((k.clone(), expr_type(v, &|n| outer_type(outer, n))?)))
                 .collect::<Vec<_>>()
         },

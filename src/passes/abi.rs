@@ -17,6 +17,8 @@ pub struct Param {
     pub dtype: DType,
     /// What the parameter is.
     pub kind: ParamKind,
+    /// The type of a [`ParamKind::Callback`].
+    pub callback: Option<Callback>,
 }
 
 /// Kinds of program parameters.
@@ -28,6 +30,8 @@ pub enum ParamKind {
     Scalar,
     /// A used free symbol: passed by value.
     Symbol,
+    /// A used callback symbol (DaCe's `callback` type): a function pointer.
+    Callback,
 }
 
 /// The exported interface of one program.
@@ -45,20 +49,28 @@ impl Param {
     /// The declaration in the C header (complex types as the header names them).
     pub fn header_decl(&self) -> String {
         let t = self.dtype.header_ctype();
+        if let Some(cb) = &self.callback {
+            return cb.decl(&self.name, DType::header_ctype);
+        }
         match self.kind {
             ParamKind::Array => format!("{t} *{}", self.name),
-            ParamKind::Scalar | ParamKind::Symbol => format!("{t} {}", self.name),
+            ParamKind::Scalar | ParamKind::Symbol | ParamKind::Callback => {
+                format!("{t} {}", self.name)
+            }
         }
     }
 
     /// The C declaration of the parameter.
     pub fn c_decl(&self, restrict: bool) -> String {
+        if let Some(cb) = &self.callback {
+            return cb.decl(&self.name, DType::ctype);
+        }
         match self.kind {
             ParamKind::Array if restrict => {
                 format!("{} * __restrict__ {}", self.dtype.ctype(), self.name)
             }
             ParamKind::Array => format!("{} *{}", self.dtype.ctype(), self.name),
-            ParamKind::Scalar | ParamKind::Symbol => {
+            ParamKind::Scalar | ParamKind::Symbol | ParamKind::Callback => {
                 format!("{} {}", self.dtype.ctype(), self.name)
             }
         }
@@ -76,13 +88,23 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
             name: n.clone(),
             dtype: d.dtype,
             kind: ParamKind::Array,
+            callback: None,
         })
         .collect();
     arrays.sort_by(|a, b| a.name.cmp(&b.name));
-    let symbol_param = |n: &String| Param {
-        name: n.clone(),
-        dtype: sdfg.symbols.get(n).copied().unwrap_or(DType::Int32),
-        kind: ParamKind::Symbol,
+    let symbol_param = |n: &String| match sdfg.callbacks.get(n) {
+        Some(cb) => Param {
+            name: n.clone(),
+            dtype: DType::Int32,
+            kind: ParamKind::Callback,
+            callback: Some(cb.clone()),
+        },
+        None => Param {
+            name: n.clone(),
+            dtype: sdfg.symbols.get(n).copied().unwrap_or(DType::Int32),
+            kind: ParamKind::Symbol,
+            callback: None,
+        },
     };
     let mut scalars: Vec<Param> = sdfg
         .arrays
@@ -92,6 +114,7 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
             name: n.clone(),
             dtype: d.dtype,
             kind: ParamKind::Scalar,
+            callback: None,
         })
         .collect();
     scalars.extend(
@@ -164,7 +187,9 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
                 && !sdfg.arrays.contains_key(n)
                 && !sdfg.constants.contains_key(n)
                 && !n.starts_with("__dace")
-                && (sdfg.symbols.contains_key(n) || !c.cpp_only.contains(n))
+                && (sdfg.symbols.contains_key(n)
+                    || sdfg.callbacks.contains_key(n)
+                    || !c.cpp_only.contains(n))
         })
         .collect()
 }
@@ -286,6 +311,9 @@ impl Collector {
                 NodeKind::Tasklet(t) if t.code.language == Language::Python => {
                     // Names in Python code that are symbols (connectors and locals are not).
                     for st in all_stmts(&t.stmts) {
+                        if let Stmt::Callback { func, .. } = st {
+                            self.used.insert(func.clone());
+                        }
                         for e in st.own_exprs() {
                             e.visit_names(&mut |n| {
                                 if sdfg.symbols.contains_key(n)

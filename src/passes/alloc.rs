@@ -432,7 +432,7 @@ fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
             }
             Stmt::Expr(x) => uses.interstate(x, &[path]),
             // Blocks exist in tasklet code only; walk them all the same.
-            Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } => {
+            Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } | Stmt::Callback { .. } => {
                 for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
                     .into_iter()
                     .flat_map(Stmt::own_exprs)

@@ -229,7 +229,10 @@ fn assignments_in_region(r: &Region, out: &mut Vec<(String, Expr)>) {
                 Stmt::Assign { value, .. } | Stmt::Expr(value) => {
                     value.visit_names(&mut |n| out.push((n.to_string(), Expr::sym("?"))));
                 }
-                Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } => {
+                Stmt::If { .. }
+                | Stmt::For { .. }
+                | Stmt::Printf { .. }
+                | Stmt::Callback { .. } => {
                     for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
                         .into_iter()
                         .flat_map(Stmt::own_exprs)

@@ -270,6 +270,7 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                 }
             }
             NodeKind::Nested(ns) => validate_nested(ns, n, label)?,
+            NodeKind::Tasklet(t) => check_callback(sdfg, st, NodeId(idx as u32), t, label)?,
             _ => {}
         }
         if let Some(s) = n.scope
@@ -344,6 +345,97 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
         }
         check_connector(st, e.src, e.src_conn.as_deref(), false, &e.path, label)?;
         check_connector(st, e.dst, e.dst_conn.as_deref(), true, &e.path, label)?;
+    }
+    Ok(())
+}
+
+/// A tasklet that calls a callback (DaCe's `callback` symbols): the call
+/// is its whole code, as DaCe's frontend writes it, with as many arguments
+/// as the callback's type takes; arrays and values the callee returns
+/// through an argument are connectors with memlets; a value assigned from
+/// the call is an output connector of a function that returns one scalar.
+fn check_callback(sdfg: &Sdfg, st: &State, id: NodeId, t: &Tasklet, label: &str) -> Result<()> {
+    let n = &st.nodes[id.index()];
+    let calls = all_stmts(&t.stmts)
+        .into_iter()
+        .filter(|s| matches!(s, Stmt::Callback { .. }))
+        .count();
+    if calls == 0 {
+        return Ok(());
+    }
+    let refuse = |what: String| {
+        Err(Error::unsupported(
+            &n.path,
+            format!("callback tasklet '{}' in state '{label}': {what}", n.label),
+        ))
+    };
+    let [Stmt::Callback { func, args, result }] = t.stmts.as_slice() else {
+        return refuse(
+            "a callback call among other statements (DaCe's frontend writes a callback \
+             tasklet as the call alone)"
+                .into(),
+        );
+    };
+    let Some(cb) = sdfg.callbacks.get(func) else {
+        return Err(Error::invalid(
+            &n.path,
+            format!("'{func}' is not a callback of the SDFG"),
+        ));
+    };
+    let params = cb.call_params();
+    if params.len() != args.len() {
+        return refuse(format!(
+            "calls '{func}' with {} arguments; its type takes {}",
+            args.len(),
+            params.len()
+        ));
+    }
+    let memlet_at = |c: &str| {
+        st.edges.iter().find(|e| {
+            (e.dst == id && e.dst_conn.as_deref() == Some(c))
+                || (e.src == id && e.src_conn.as_deref() == Some(c))
+        })
+    };
+    for (k, (a, (value, returned))) in args.iter().zip(&params).enumerate() {
+        let by_address = matches!(value, CbValue::Array(_)) || *returned;
+        let connector = match a {
+            CbArg::Value(Expr::Sym(c)) => memlet_at(c).map(|e| (c, e)),
+            _ => None,
+        };
+        match connector {
+            Some((c, e)) if e.memlet.data.is_none() => {
+                return refuse(format!("argument {k} ('{c}') has an empty memlet"));
+            }
+            None if by_address => {
+                return refuse(format!(
+                    "argument {k} of '{func}' is an array or a value it returns, but not a \
+                     connector with a memlet"
+                ));
+            }
+            _ => {}
+        }
+    }
+    if let Some(r) = result {
+        let Some(e) = st
+            .edges
+            .iter()
+            .find(|e| e.src == id && e.src_conn.as_deref() == Some(r.as_str()))
+        else {
+            return refuse(format!(
+                "assigns '{r}', which is not an output connector with a memlet"
+            ));
+        };
+        if !cb.scalar_function() || cb.returns.is_empty() {
+            return refuse(format!(
+                "assigns '{r}' a call of '{func}', which returns no single value"
+            ));
+        }
+        if e.memlet.wcr.is_some() || e.memlet.data.is_none() {
+            return refuse(format!(
+                "assigns the value of '{func}' to '{r}', whose memlet is empty or has \
+                 write-conflict resolution"
+            ));
+        }
     }
     Ok(())
 }

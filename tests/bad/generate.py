@@ -170,6 +170,18 @@ def dynamic_input(end, conn_type):
     return mutate
 
 
+def with_callback(code, arguments):
+    """A callback symbol `host` (DaCe's callback type) and tasklet code calling it."""
+    def f(d):
+        d["attributes"].setdefault("symbols", {})["host"] = {
+            "type": "callback", "arguments": arguments, "returntypes": []}
+        tasklet(d)["attributes"]["code"]["string_data"] = code
+    return f
+
+
+ONE_ARRAY = [{"type": "Array", "attributes": {"dtype": "float64", "shape": ["N"]}}]
+
+
 def raw(text):
     return ("raw", text)
 
@@ -258,6 +270,10 @@ CASES = [
     # Dynamic map inputs are values: one of several elements (a pointer) is refused by name.
     ("dynamic_map_input_pointer", dynamic_input("1", None), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its memlet on 'A' has more than one element)", "at /nodes/3/edges/", "check"),
     ("dynamic_map_input_pointer_type", dynamic_input("0", {"type": "pointer", "dtype": "float64"}), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its connector's type is a pointer)", "at /nodes/3/edges/", "check"),
+    # Callbacks: calls other than DaCe's frontend writes them, types it does not write.
+    ("callback_arity", with_callback("host()", ONE_ARRAY), 1, "callback tasklet '_Add_' in state 'for_139_BinOp_140': calls 'host' with 0 arguments; its type takes 1", "at /nodes/3/nodes/1", "check"),
+    ("callback_among_statements", with_callback("host(__in1)\n__out = __in2", ONE_ARRAY), 1, "a callback call among other statements", "at /nodes/3/nodes/1", "check"),
+    ("callback_none_argument", with_callback("host()", [None]), 1, "callback argument or return value 'None'", "at /attributes/symbols/host/arguments/0", "check"),
 ]
 
 

@@ -890,8 +890,13 @@ impl FnWriter<'_> {
         }
         let mut sym_params = BTreeSet::new();
         for (k, v) in crate::passes::abi::nested_symbol_args(ns) {
-            let t = inner.symbol_type(k).unwrap_or(DType::Int64);
-            params.push(format!("{} {k}", t.ctype()));
+            match inner.callbacks.get(k) {
+                Some(cb) => params.push(cb.decl(k, DType::ctype)),
+                None => {
+                    let t = inner.symbol_type(k).unwrap_or(DType::Int64);
+                    params.push(format!("{} {k}", t.ctype()));
+                }
+            }
             args.push(self.cond(v));
             sym_params.insert(k.clone());
         }

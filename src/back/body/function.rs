@@ -704,7 +704,10 @@ impl<'a> FnWriter<'a> {
                     });
                 }
                 Stmt::Expr(e) => parts.push(self.cond(e)),
-                Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } => {
+                Stmt::If { .. }
+                | Stmt::For { .. }
+                | Stmt::Printf { .. }
+                | Stmt::Callback { .. } => {
                     return Err(Error::unsupported(
                         "",
                         "'if' and 'for' blocks in loop statements",

@@ -4,6 +4,7 @@
 //! by [`crate::passes::expand`]). Targets
 //! differ only in the file skeleton and in the memory and stream APIs.
 
+mod callback;
 pub mod constants;
 mod copies;
 mod dataflow;

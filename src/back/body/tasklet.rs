@@ -268,7 +268,7 @@ fn pointer_tests(e: &Expr) -> Expr {
 /// A C++ string literal of `s` (its UTF-8 bytes; control characters, `"`
 /// and `\` escaped, octal escapes of three digits so that no digit after
 /// one joins it).
-fn c_string(s: &str) -> String {
+pub(crate) fn c_string(s: &str) -> String {
     let mut out = String::from("\"");
     for b in s.bytes() {
         match b {
@@ -468,6 +468,9 @@ fn lower_complex(
 impl<'a> FnWriter<'a> {
     /// Writes one tasklet.
     pub(crate) fn tasklet(&mut self, ctx: &StateCtx, id: NodeId, t: &Tasklet) -> Result<()> {
+        if let [Stmt::Callback { func, args, result }] = t.stmts.as_slice() {
+            return self.callback_tasklet(ctx, id, func, args, result.as_deref());
+        }
         let st = ctx.st;
         let node = &st.nodes[id.index()];
         let indexed = indexed_names(&t.stmts);
@@ -813,6 +816,12 @@ impl<'a> FnWriter<'a> {
             );
         }
         match s {
+            Stmt::Callback { func, .. } => {
+                return refuse(format!(
+                    "a call of the callback '{func}' among other statements (DaCe's frontend \
+                     writes a callback tasklet as the call alone)"
+                ));
+            }
             Stmt::Assign { target, op, value } => {
                 let value = match op {
                     None => value.clone(),
@@ -1531,6 +1540,7 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
                 format: format.clone(),
                 args: args.iter().map(|a| expr(a, conns)).collect(),
             },
+            Stmt::Callback { .. } => s.clone(),
         })
         .collect()
 }
@@ -1653,6 +1663,7 @@ mod tests {
             arg_names: Vec::new(),
             arrays: NameMap::default(),
             symbols: NameMap::default(),
+            callbacks: NameMap::default(),
             assigned_types: NameMap::default(),
             constants: NameMap::default(),
             global_code: NameMap::default(),

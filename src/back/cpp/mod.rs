@@ -381,9 +381,10 @@ pub fn signature_json(abi: &crate::passes::abi::Abi) -> String {
     let list = |ps: &[crate::passes::abi::Param]| -> String {
         ps.iter()
             .map(|x| {
-                let ctype = match x.kind {
-                    ParamKind::Array => format!("{} *", x.dtype.ctype()),
-                    _ => x.dtype.ctype().to_string(),
+                let ctype = match (&x.callback, x.kind) {
+                    (Some(cb), _) => cb.ctype(DType::ctype),
+                    (None, ParamKind::Array) => format!("{} *", x.dtype.ctype()),
+                    (None, _) => x.dtype.ctype().to_string(),
                 };
                 format!("[\"{}\",\"{ctype}\"]", x.name)
             })
@@ -754,6 +755,22 @@ pub fn write(p: &Program) -> Result<Outputs> {
     }
     if dace_math {
         add(cexpr::PRELUDE_DACE_MATH);
+    }
+    // DaCe's `pyobject` and `string` (`char *`) as one name each, so that
+    // `const T x` is a constant pointer, as in DaCe's code.
+    for (t, def) in [
+        (DType::PyObject, "typedef void *pyobject;"),
+        (DType::Str, "typedef char *sdfgc_string;"),
+    ] {
+        let named = |text: &str| uses_identifier(text, t.ctype());
+        if named(&body)
+            || named(&program_params)
+            || named(&init_params)
+            || shared.functions.iter().any(|f| named(f))
+            || members.iter().any(|m| named(m))
+        {
+            add(def);
+        }
     }
     let tu = TranslationUnit {
         name,

@@ -156,13 +156,86 @@ pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
             .ok_or_else(|| Error::unsupported(path, format!("data type '{s}'"))),
         Json::Object(o) => {
             let t = o.get("type").and_then(Json::as_str).unwrap_or("?");
-            Err(Error::unsupported(path, format!("data type of kind '{t}'")))
+            match t {
+                "string" => Ok(DType::Str),
+                "opaque" if o.get("ctype").and_then(Json::as_str) == Some("pyobject") => {
+                    Ok(DType::PyObject)
+                }
+                _ => Err(Error::unsupported(path, format!("data type of kind '{t}'"))),
+            }
         }
         other => Err(Error::format(
             path,
             format!("expected a data type, found {}", kind_of(other)),
         )),
     }
+}
+
+/// Whether a symbol's type is DaCe's `callback` (`{"type": "callback", ...}`).
+pub(super) fn is_callback_type(v: &Json) -> bool {
+    v.get("type").and_then(Json::as_str) == Some("callback")
+}
+
+/// DaCe's `callback` type: `arguments` and `returntypes`, each a data
+/// descriptor (`Array`, `View`, `Scalar`) or a type name.
+pub(super) fn callback_type(v: &Json, path: &str) -> Result<Callback> {
+    let value = |x: &Json, p: &str| -> Result<CbValue> {
+        match x {
+            Json::String(_) => Ok(CbValue::Scalar(dtype(x, p)?)),
+            Json::Object(o) => {
+                let kind = o.get("type").and_then(Json::as_str).unwrap_or("?");
+                let ap = ptr(p, "attributes");
+                let attrs = o.get("attributes");
+                let t = match attrs.and_then(|a| a.get("dtype")) {
+                    Some(d) => dtype(d, &ptr(&ap, "dtype"))?,
+                    None => DType::Int32,
+                };
+                match kind {
+                    "Array" | "View" | "ArrayView" => Ok(CbValue::Array(t)),
+                    "Scalar" => Ok(CbValue::Scalar(t)),
+                    other => Err(Error::unsupported(
+                        p,
+                        format!("callback argument or return value of type {other}"),
+                    )),
+                }
+            }
+            other => Err(Error::format(
+                p,
+                format!(
+                    "expected a data descriptor or type of a callback argument, found {}",
+                    kind_of(other)
+                ),
+            )),
+        }
+    };
+    let list = |key: &str| -> Result<Vec<CbValue>> {
+        let lp = ptr(path, key);
+        match v.get(key) {
+            None | Some(Json::Null) => Ok(Vec::new()),
+            Some(Json::Array(xs)) => xs
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    if x.is_null() {
+                        Err(Error::unsupported(
+                            ptr(&lp, i),
+                            "callback argument or return value 'None' (a Python object)",
+                        ))
+                    } else {
+                        value(x, &ptr(&lp, i))
+                    }
+                })
+                .collect(),
+            Some(other) => Err(Error::format(
+                lp,
+                format!("expected a list, found {}", kind_of(other)),
+            )),
+        }
+    };
+    Ok(Callback {
+        inputs: list("arguments")?,
+        returns: list("returntypes")?,
+    })
 }
 
 pub(super) fn conn_type(v: &Json, path: &str) -> Result<ConnType> {

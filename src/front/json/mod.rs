@@ -63,6 +63,7 @@ fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
         next_id: 0,
         discard: DISCARD.load(Ordering::Relaxed),
         parallel,
+        callbacks: Vec::new(),
     }
     .sdfg(&mut value, "");
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
@@ -111,6 +112,8 @@ struct Reader {
     discard: bool,
     /// Whether long lists may be read on two threads ([`Reader::read_list`]).
     parallel: bool,
+    /// The callback symbols of the SDFG being read (its tasklets call them).
+    callbacks: Vec<String>,
 }
 
 /// Lists at least this long are read by two threads, when reading their
@@ -154,6 +157,7 @@ impl Reader {
             next_id: self.next_id,
             discard: self.discard,
             parallel: self.parallel,
+            callbacks: self.callbacks.clone(),
         };
         let (a, b) = std::thread::scope(|s| {
             let h = s.spawn(|| in_order(&mut other, mid, second));

@@ -157,7 +157,7 @@ impl Reader {
             &what("the code"),
         )?;
         let stmts = match code.language {
-            Language::Python => python::parse_tasklet(&code.code)
+            Language::Python => python::parse_tasklet_calling(&code.code, &self.callbacks)
                 .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
             Language::Cpp => Vec::new(),
         };

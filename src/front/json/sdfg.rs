@@ -51,8 +51,16 @@ impl Reader {
         }
         let symp = ptr(&ap, "symbols");
         let mut symbols = NameMap::default();
+        let mut callbacks = NameMap::default();
         for (k, t) in entries(av, "symbols") {
-            symbols.insert(k.to_string(), located(|p| dtype(t, p), || ptr(&symp, k))?);
+            if is_callback_type(t) {
+                callbacks.insert(
+                    k.to_string(),
+                    located(|p| callback_type(t, p), || ptr(&symp, k))?,
+                );
+            } else {
+                symbols.insert(k.to_string(), located(|p| dtype(t, p), || ptr(&symp, k))?);
+            }
         }
         let cp = ptr(&ap, "constants_prop");
         let mut constants = NameMap::default();
@@ -63,8 +71,13 @@ impl Reader {
         // must not change when a tool reorders the keys of an object).
         arrays.sort_keys();
         symbols.sort_keys();
+        callbacks.sort_keys();
         constants.sort_keys();
-        let body = self.region(v, path, RegionKind::Plain)?;
+        let outer_callbacks =
+            std::mem::replace(&mut self.callbacks, callbacks.keys().cloned().collect());
+        let body = self.region(v, path, RegionKind::Plain);
+        self.callbacks = outer_callbacks;
+        let body = body?;
         self.depth -= 1;
         Ok(Sdfg {
             id,
@@ -72,6 +85,7 @@ impl Reader {
             arg_names: attrs.arg_names,
             arrays,
             symbols,
+            callbacks,
             assigned_types: NameMap::default(),
             constants,
             global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::dtype::DType;
-use crate::ir::expr::{BinaryOp, Expr, Func, Stmt, Target, UnaryOp};
+use crate::ir::expr::{BinaryOp, CbArg, Expr, Func, Stmt, Target, UnaryOp};
 
 use super::lexer::{Punct, Tok, Token, string_value, tokenize};
 
@@ -85,8 +85,19 @@ pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
 /// meaning DaCe's C++ gives them: `a < b < c` is `(a < b) < c` (DaCe
 /// prints the chain unchanged into C++).
 pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
+    parse_tasklet_calling(src, &[])
+}
+
+/// [`parse_tasklet`] where the names `callbacks` are the SDFG's callback
+/// symbols: the statements DaCe's frontend writes to call one,
+/// `f(a, 1, "s", None)` and `out = f(a)`, are [`Stmt::Callback`]s.
+pub fn parse_tasklet_calling<'a>(
+    src: &'a str,
+    callbacks: &'a [String],
+) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
     p.tasklet = true;
+    p.callbacks = callbacks;
     let out = p.statements_until(Tok::Eof)?;
     p.finish()?;
     Ok(out)
@@ -137,6 +148,9 @@ struct Parser<'a> {
     lambdas: Vec<Vec<Lambda>>,
     /// Parsing a lambda's body: no other lambda may be called.
     in_lambda: bool,
+    /// Callback symbols of the SDFG (DaCe's `callback` type): a statement
+    /// `f(args)` or `out = f(args)` calling one is a [`Stmt::Callback`].
+    callbacks: &'a [String],
 }
 
 /// A lambda of tasklet code: DaCe prints `f = lambda x, y: e` as the C++
@@ -256,6 +270,7 @@ impl<'a> Parser<'a> {
             nones: BTreeMap::new(),
             lambdas: vec![Vec::new()],
             in_lambda: false,
+            callbacks: &[],
         })
     }
 
@@ -603,6 +618,19 @@ impl<'a> Parser<'a> {
             if self.tasklet && n == "printf" && self.peek_at(1) == Tok::Punct(Punct::LParen) {
                 return self.printf(out);
             }
+            let is_cb = |t: Tok| matches!(t, Tok::Name(f) if self.callbacks.iter().any(|c| c == f));
+            if is_cb(self.peek()) && self.peek_at(1) == Tok::Punct(Punct::LParen) {
+                return self.callback_call(None, out);
+            }
+            if self.peek_at(1) == Tok::Punct(Punct::Assign)
+                && is_cb(self.peek_at(2))
+                && self.peek_at(3) == Tok::Punct(Punct::LParen)
+                && !KEYWORDS.contains(&n)
+            {
+                self.bump();
+                self.bump();
+                return self.callback_call(Some(n.to_string()), out);
+            }
             // DaCe unparses `f = lambda x: e` as `f = (lambda x: e)`.
             let parens = (2..)
                 .take_while(|&k| self.peek_at(k) == Tok::Punct(Punct::LParen))
@@ -728,6 +756,69 @@ impl<'a> Parser<'a> {
             args.push(e);
         }
         out.push(Stmt::Printf { format, args });
+        Ok(())
+    }
+
+    /// A call of the callback symbol that is next: `f(args)`, each argument
+    /// an expression, a string literal or `None`.
+    fn callback_call(
+        &mut self,
+        result: Option<String>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), PyError> {
+        let Tok::Name(func) = self.bump().kind else {
+            return Err(self.unexpected());
+        };
+        self.bump(); // (
+        let mut args = Vec::new();
+        loop {
+            if self.eat(Punct::RParen) {
+                break;
+            }
+            if !args.is_empty() {
+                self.expect(Punct::Comma)?;
+                if self.eat(Punct::RParen) {
+                    break;
+                }
+            }
+            match (self.peek(), self.peek_at(1)) {
+                (Tok::Name(k), Tok::Punct(Punct::Assign)) => {
+                    return Err(self.construct(&format!("keyword argument '{k}='")));
+                }
+                (Tok::Str(raw), Tok::Punct(Punct::Comma | Punct::RParen)) => {
+                    let t = self.bump();
+                    args.push(CbArg::Str(
+                        string_value(raw).map_err(|m| Self::err_at(&t, m))?,
+                    ));
+                    continue;
+                }
+                (Tok::Name("None"), Tok::Punct(Punct::Comma | Punct::RParen)) => {
+                    self.bump();
+                    args.push(CbArg::Null);
+                    continue;
+                }
+                _ => {}
+            }
+            let e = self.expr()?.expr;
+            if let Some(f) = misplaced_statement_call(&e, false) {
+                return Err(self.err_here(statement_call_message(f)));
+            }
+            args.push(CbArg::Value(e));
+        }
+        match self.peek() {
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi) | Tok::Dedent => {}
+            _ => {
+                return Err(self.construct(&format!(
+                    "a callback call '{func}(...)' inside an expression (DaCe's frontend \
+                     writes it as a statement of its own)"
+                )));
+            }
+        }
+        out.push(Stmt::Callback {
+            func: func.to_string(),
+            args,
+            result,
+        });
         Ok(())
     }
 
@@ -2742,6 +2833,38 @@ mod tests {
             let e = parse_code(bad).unwrap_err().to_string();
             assert!(e.contains("'None' other than in"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn callback_calls_are_statements_of_their_own() {
+        let cbs = ["f".to_string()];
+        let v = parse_tasklet_calling("__out_x = f(__in_a, 1, 'hi', None)", &cbs).unwrap();
+        assert_eq!(
+            v,
+            vec![Stmt::Callback {
+                func: "f".into(),
+                args: vec![
+                    CbArg::Value(s("__in_a")),
+                    CbArg::Value(Expr::Int(1)),
+                    CbArg::Str("hi".into()),
+                    CbArg::Null,
+                ],
+                result: Some("__out_x".into()),
+            }]
+        );
+        let v = parse_tasklet_calling("f()", &cbs).unwrap();
+        assert!(matches!(&v[..], [Stmt::Callback { args, result: None, .. }] if args.is_empty()));
+        let e = parse_tasklet_calling("x = f(a) + 1", &cbs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("inside an expression"), "{e}");
+        let e = parse_tasklet_calling("f(a=1)", &cbs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keyword argument"), "{e}");
+        // Not a callback of this SDFG: an unknown function, as before.
+        let e = parse_tasklet("f(a)").unwrap_err().to_string();
+        assert!(e.contains("unknown function 'f'"), "{e}");
     }
 
     #[test]
