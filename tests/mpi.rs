@@ -43,9 +43,9 @@ fn mpi_fixtures_match_dace_under_mpirun() {
         "run_mpi.py check failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
-    // 7 cases x 2 calls x 4 ranks.
+    // 11 cases x 2 calls x 4 ranks.
     assert!(
-        stdout.contains("56 of 56 rank-runs match DaCe"),
+        stdout.contains("88 of 88 rank-runs match DaCe"),
         "{stdout}\n{stderr}"
     );
 }

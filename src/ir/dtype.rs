@@ -24,6 +24,10 @@ pub enum DType {
     /// DaCe's `dace.pyobject` (`{"type": "opaque", "ctype": "pyobject"}`):
     /// a Python object the program only passes between callbacks, `void *`.
     PyObject,
+    /// MPI's `MPI_Request` (`{"type": "opaque", "ctype": "MPI_Request"}`):
+    /// the handles of DaCe's nonblocking MPI nodes. Its size is MPI's; 8
+    /// bytes are reserved per element (the file asserts it is no more).
+    MpiRequest,
 }
 
 impl DType {
@@ -67,6 +71,7 @@ impl DType {
             DType::Complex128 => "complex128",
             DType::Str => "string",
             DType::PyObject => "pyobject",
+            DType::MpiRequest => "MPI_Request",
         }
     }
 
@@ -91,6 +96,7 @@ impl DType {
             DType::Complex128 => "dace::complex128",
             DType::Str => "sdfgc_string",
             DType::PyObject => "pyobject",
+            DType::MpiRequest => "MPI_Request",
         }
     }
 
@@ -103,6 +109,7 @@ impl DType {
             DType::Complex128 => "sdfgc_complex128",
             DType::Str => "char *",
             DType::PyObject => "void *",
+            DType::MpiRequest => "MPI_Request",
             t => t.ctype(),
         }
     }
@@ -128,7 +135,8 @@ impl DType {
             | DType::Float64
             | DType::Complex64
             | DType::Str
-            | DType::PyObject => 8,
+            | DType::PyObject
+            | DType::MpiRequest => 8,
             DType::Complex128 => 16,
         }
     }
@@ -174,7 +182,7 @@ impl DType {
     /// True for `string` and `pyobject`: pointers the program passes to
     /// callbacks, never computes with.
     pub fn is_opaque(self) -> bool {
-        matches!(self, DType::Str | DType::PyObject)
+        matches!(self, DType::Str | DType::PyObject | DType::MpiRequest)
     }
 
     /// True for the complex types.
@@ -199,7 +207,7 @@ impl DType {
             DType::Float64 => 11,
             DType::Complex64 => 12,
             DType::Complex128 => 13,
-            DType::Str | DType::PyObject => 14,
+            DType::Str | DType::PyObject | DType::MpiRequest => 14,
         }
     }
 

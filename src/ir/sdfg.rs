@@ -32,6 +32,10 @@ pub struct Sdfg {
     /// Symbols of DaCe's `callback` type: function pointers into Python,
     /// passed in as parameters where the program calls them (not in `symbols`).
     pub callbacks: NameMap<crate::ir::Callback>,
+    /// DaCe's redistributions of distributed arrays (`_rdistrarrays`): name
+    /// -> the process grids of its input and output subarrays (`pgrid` of
+    /// `array_a` and `array_b` in `_subarrays`).
+    pub redistributions: NameMap<(String, String)>,
     /// Types of the symbols the control flow assigns and `symbols` does not
     /// declare, inferred as DaCe does ([`crate::ir::symtypes`]).
     pub assigned_types: NameMap<DType>,
@@ -516,6 +520,10 @@ pub enum LibraryKind {
         fcomm: Option<String>,
         /// State fields of a Dummy node (`fields`).
         fields: Vec<String>,
+        /// The names of state fields a BlockScatter or BlockGather uses:
+        /// `subarray_type`, `scatter_grid`/`gather_grid` and
+        /// `bcast_grid`/`reduce_grid`, by attribute name.
+        names: Vec<(String, String)>,
     },
 }
 
@@ -535,6 +543,9 @@ pub enum MpiCall {
     Alltoall,
     Scatter,
     Gather,
+    BlockScatter,
+    BlockGather,
+    Redistribute,
     Dummy,
 }
 
@@ -555,6 +566,9 @@ impl MpiCall {
             "Alltoall" => MpiCall::Alltoall,
             "Scatter" => MpiCall::Scatter,
             "Gather" => MpiCall::Gather,
+            "BlockScatter" => MpiCall::BlockScatter,
+            "BlockGather" => MpiCall::BlockGather,
+            "Redistribute" => MpiCall::Redistribute,
             "Dummy" => MpiCall::Dummy,
             _ => return None,
         })

@@ -1664,6 +1664,7 @@ mod tests {
             arrays: NameMap::default(),
             symbols: NameMap::default(),
             callbacks: NameMap::default(),
+            redistributions: NameMap::default(),
             assigned_types: NameMap::default(),
             constants: NameMap::default(),
             global_code: NameMap::default(),

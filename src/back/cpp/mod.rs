@@ -756,6 +756,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
     if dace_math {
         add(cexpr::PRELUDE_DACE_MATH);
     }
+    if uses("dace::comm::") || init_body.contains("dace::comm::") {
+        add(crate::passes::expand::mpi::COMM_RUNTIME);
+    }
     // DaCe's `pyobject` and `string` (`char *`) as one name each, so that
     // `const T x` is a constant pointer, as in DaCe's code.
     for (t, def) in [

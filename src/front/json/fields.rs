@@ -161,6 +161,9 @@ pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
                 "opaque" if o.get("ctype").and_then(Json::as_str) == Some("pyobject") => {
                     Ok(DType::PyObject)
                 }
+                "opaque" if o.get("ctype").and_then(Json::as_str) == Some("MPI_Request") => {
+                    Ok(DType::MpiRequest)
+                }
                 _ => Err(Error::unsupported(path, format!("data type of kind '{t}'"))),
             }
         }

@@ -219,7 +219,7 @@ impl Reader {
                     return Err(Error::unsupported(
                         ptr(path, "classpath"),
                         format!(
-                            "MPI library node '{}' ({classpath}): process grids, subarrays and redistribution are not implemented",
+                            "MPI library node '{}' ({classpath}): not implemented",
                             label_of(v)
                         ),
                     ));
@@ -231,12 +231,24 @@ impl Reader {
                         .collect(),
                     _ => Vec::new(),
                 };
+                let names = [
+                    "subarray_type",
+                    "scatter_grid",
+                    "bcast_grid",
+                    "gather_grid",
+                    "reduce_grid",
+                    "redistr",
+                ]
+                .into_iter()
+                .filter_map(|k| text(k).map(|v| (k.to_string(), v)))
+                .collect();
                 LibraryKind::Mpi {
                     call,
                     op: text("op"),
                     grid: text("grid"),
                     fcomm: text("fcomm"),
                     fields,
+                    names,
                 }
             }
             "Reduce" => {

@@ -73,6 +73,7 @@ impl Reader {
         symbols.sort_keys();
         callbacks.sort_keys();
         constants.sort_keys();
+        let redistributions = redistributions(av, &ap)?;
         let outer_callbacks =
             std::mem::replace(&mut self.callbacks, callbacks.keys().cloned().collect());
         let body = self.region(v, path, RegionKind::Plain);
@@ -86,6 +87,7 @@ impl Reader {
             arrays,
             symbols,
             callbacks,
+            redistributions,
             assigned_types: NameMap::default(),
             constants,
             global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,
@@ -232,4 +234,36 @@ pub(super) fn row_major_strides(shape: &[Expr]) -> Vec<Expr> {
         strides[i] = Expr::bin(BinaryOp::Mul, strides[i + 1].clone(), shape[i + 1].clone());
     }
     strides
+}
+
+/// `_rdistrarrays`: each redistribution's input and output process grids,
+/// through its subarrays (`_subarrays`).
+fn redistributions(av: Option<&Json>, ap: &str) -> Result<NameMap<(String, String)>> {
+    let text = |v: &Json, k: &str| -> Option<String> {
+        v.get("attributes")
+            .and_then(|a| a.get(k))
+            .and_then(Json::as_str)
+            .map(str::to_string)
+    };
+    let mut out = NameMap::default();
+    for (name, r) in entries(av, "_rdistrarrays") {
+        let path = ptr(&ptr(ap, "_rdistrarrays"), name);
+        let mut grids = Vec::new();
+        for side in ["array_a", "array_b"] {
+            let grid = text(r, side).and_then(|sa| {
+                entries(av, "_subarrays")
+                    .find(|(k, _)| *k == sa)
+                    .and_then(|(_, v)| text(v, "pgrid"))
+            });
+            grids.push(grid.ok_or_else(|| {
+                Error::format(
+                    &path,
+                    format!("redistribution '{name}': its {side} names no subarray with a process grid in '_subarrays'"),
+                )
+            })?);
+        }
+        out.insert(name.to_string(), (grids[0].clone(), grids[1].clone()));
+    }
+    out.sort_keys();
+    Ok(out)
 }

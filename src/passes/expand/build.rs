@@ -373,6 +373,11 @@ impl<'a> Builder<'a> {
         self.take(Some(conn), true)
     }
 
+    /// The output on `conn`, if it has an edge.
+    pub fn output_opt(&mut self, conn: &str) -> Result<Option<usize>> {
+        self.take(Some(conn), false)
+    }
+
     /// The output on connector `conn`.
     pub fn output(&mut self, conn: &str) -> Result<usize> {
         self.take(Some(conn), false)?

@@ -42,6 +42,17 @@ pub fn expand_for(sdfg: &mut Sdfg, blas: Blas, gpu: bool) -> Result<bool> {
         calls: 0,
         gpu,
         grids: mpi::declared_fields(sdfg),
+        redistributions: {
+            let mut r = Vec::new();
+            sdfg.for_each_sdfg(&mut |s| {
+                r.extend(
+                    s.redistributions
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                )
+            });
+            r
+        },
     };
     expand_sdfg(sdfg, false, &mut cx)?;
     Ok(cx.calls > 0)
@@ -59,6 +70,8 @@ struct Cx {
     gpu: bool,
     /// The state fields the SDFG tree declares (process grids, subarrays).
     grids: Vec<String>,
+    /// The redistributions of the SDFG tree and their process grids.
+    redistributions: Vec<(String, (String, String))>,
 }
 
 fn expand_sdfg(sdfg: &mut Sdfg, in_map: bool, cx: &mut Cx) -> Result<()> {
@@ -119,6 +132,7 @@ fn expand_state(
             grid,
             fcomm,
             fields,
+            names,
         } = &lib.kind
         {
             let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
@@ -135,7 +149,9 @@ fn expand_state(
                 grid.as_deref(),
                 fcomm.as_deref(),
                 fields,
+                names,
                 &cx.grids,
+                &cx.redistributions,
             )? {
                 Some(t) => {
                     if t.outputs.is_empty() {

@@ -39,7 +39,7 @@ pub const ENVIRONMENT: &str = "dace.libraries.mpi.environments.mpi.MPI";
 
 /// The header the file includes when it calls MPI (C API only: MPI's
 /// deprecated C++ bindings do not build warning-free).
-pub const HEADER: &str = "#ifndef OMPI_SKIP_MPICXX\n#define OMPI_SKIP_MPICXX 1\n#endif\n#ifndef MPICH_SKIP_MPICXX\n#define MPICH_SKIP_MPICXX 1\n#endif\n#include <mpi.h>";
+pub const HEADER: &str = "#ifndef OMPI_SKIP_MPICXX\n#define OMPI_SKIP_MPICXX 1\n#endif\n#ifndef MPICH_SKIP_MPICXX\n#define MPICH_SKIP_MPICXX 1\n#endif\n#include <mpi.h>\n#include <cassert>\nstatic_assert(sizeof(MPI_Request) <= 8, \"sdfgc reserves 8 bytes per MPI_Request\");";
 
 /// `__dace_init_*`: MPI is initialised unless the application did (the
 /// application owns MPI: the library never finalises it, as in DaCe).
@@ -182,6 +182,222 @@ fn buffer(b: &Builder, i: usize, what: &str) -> Result<Buffer> {
     })
 }
 
+/// BlockScatter and BlockGather (DaCe's expansions): a subarray datatype
+/// and its counts and displacements scatter the root's array over a
+/// process grid (`MPI_Scatterv`; then, with `bcast_grid`, a Bcast on that
+/// grid) or gather it back (`MPI_Gatherv`; with `reduce_grid`, the blocks
+/// are first summed on that grid, in place in the input, as DaCe does).
+fn block_call(
+    b: &mut Builder,
+    call: MpiCall,
+    names: &[(String, String)],
+    declared: &[String],
+) -> Result<String> {
+    let name = |k: &str| names.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let scatter = call == MpiCall::BlockScatter;
+    let (grid_key, extra_key) = if scatter {
+        ("scatter_grid", "bcast_grid")
+    } else {
+        ("gather_grid", "reduce_grid")
+    };
+    let subarray = name("subarray_type")
+        .ok_or_else(|| b.invalid(format_args!("MPI {call:?} without 'subarray_type'")))?;
+    let grid = name(grid_key)
+        .ok_or_else(|| b.invalid(format_args!("MPI {call:?} without '{grid_key}'")))?;
+    let extra = name(extra_key);
+    if !declares(declared, &format!("MPI_Datatype {subarray};")) {
+        return Err(b.invalid(format_args!(
+            "MPI {call:?} on subarray '{subarray}', which the SDFG does not declare (no Dummy node has the field 'MPI_Datatype {subarray};')"
+        )));
+    }
+    for g in std::iter::once(grid).chain(extra) {
+        communicator(b, call, Some(g), declared)?;
+    }
+    let i = b.input("_inp_buffer")?;
+    let o = b.output("_out_buffer")?;
+    let local = if scatter { o } else { i };
+    buffer(b, local, "buffer")?;
+    // DaCe counts the local container's whole shape.
+    let d = &b.op(local).desc;
+    let n = c(&d.shape.iter().cloned().fold(Expr::Int(1), mul));
+    let t = datatype(d.dtype).expect("buffer() checked the type");
+    let (inp, out) = (&b.op(i).conn, &b.op(o).conn);
+    let sa = format!("__state->{subarray}");
+    let v = format!("__state->{grid}");
+    Ok(if scatter {
+        let mut code = format!(
+            "if ({v}_valid) {{\n    MPI_Scatterv({inp}, {sa}_counts, {sa}_displs, {sa}, {out}, static_cast<int>({n}), {t}, 0, {v}_comm);\n}}\n"
+        );
+        if let Some(e) = extra {
+            code.push_str(&format!(
+                "if (__state->{e}_valid) {{\n    MPI_Bcast({out}, static_cast<int>({n}), {t}, 0, __state->{e}_comm);\n}}\n"
+            ));
+        }
+        code
+    } else {
+        let gather = format!(
+            "MPI_Gatherv({inp}, static_cast<int>({n}), {t}, {out}, {sa}_counts, {sa}_displs, {sa}, 0, {v}_comm);"
+        );
+        match extra {
+            // The reduction writes the input (DaCe's expansion).
+            Some(e) => format!(
+                "if ({v}_valid) {{\n    MPI_Reduce(MPI_IN_PLACE, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, __state->{e}_rank, __state->{e}_comm);\n    {gather}\n}} else if (__state->{e}_valid) {{\n    MPI_Reduce({inp}, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, 0, __state->{e}_comm);\n}}\n",
+                ct = d.dtype.ctype()
+            ),
+            None => format!("if ({v}_valid) {{\n    {gather}\n}}\n"),
+        }
+    })
+}
+
+/// Redistribute (DaCe's expansion): with the send and receive datatypes
+/// the SDFG's init code derived for the redistribution, every rank of the
+/// input grid sends its blocks (`MPI_Isend` on `MPI_COMM_WORLD`), every rank
+/// of the output grid copies the blocks it keeps and receives the others,
+/// then the sends complete.
+fn redistribute(
+    b: &mut Builder,
+    names: &[(String, String)],
+    declared: &[String],
+    redistributions: &[(String, (String, String))],
+) -> Result<String> {
+    let r = names
+        .iter()
+        .find(|(k, _)| k == "redistr")
+        .map(|(_, v)| v.clone())
+        .ok_or_else(|| b.invalid(format_args!("MPI Redistribute without 'redistr'")))?;
+    let (ga, gb) = redistributions
+        .iter()
+        .find(|(k, _)| *k == r)
+        .map(|(_, g)| g.clone())
+        .ok_or_else(|| {
+            b.invalid(format_args!(
+                "MPI Redistribute of '{r}', which the SDFG's '_rdistrarrays' does not describe"
+            ))
+        })?;
+    if !declares(declared, &format!("MPI_Datatype* {r}_send_types;")) {
+        return Err(b.invalid(format_args!(
+            "MPI Redistribute of '{r}', whose state fields the SDFG does not declare (no Dummy node has 'MPI_Datatype* {r}_send_types;')"
+        )));
+    }
+    for g in [&ga, &gb] {
+        communicator(b, MpiCall::Redistribute, Some(g), declared)?;
+    }
+    let i = b.input("_inp_buffer")?;
+    let o = b.output("_out_buffer")?;
+    buffer(b, i, "input")?;
+    buffer(b, o, "output")?;
+    let (x, y) = (b.op(i), b.op(o));
+    if x.desc.dtype != y.desc.dtype {
+        return Err(b.invalid(format_args!(
+            "MPI Redistribute from {} to {}: the element types differ",
+            x.desc.dtype.dace_name(),
+            y.desc.dtype.dace_name()
+        )));
+    }
+    let (ni, no) = (x.desc.shape.len(), y.desc.shape.len());
+    if ni != no {
+        return Err(b.unsupported(format_args!(
+            "MPI Redistribute between arrays of {ni} and {no} dimensions"
+        )));
+    }
+    let s = format!("__state->{r}");
+    // The self copy: an N-dimensional block of `_self_size` elements from
+    // `_self_src` in the input to `_self_dst` in the output.
+    let mut copy = String::new();
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
+    for k in 0..ni {
+        copy.push_str(&format!(
+            "{pad}for (int __c{k} = 0; __c{k} < {s}_self_size[__idx * {ni} + {k}]; ++__c{k})\n",
+            pad = "        "
+        ));
+        src.push(format!(
+            "({s}_self_src[__idx * {ni} + {k}] + __c{k}) * ({})",
+            c(&x.desc.strides[k])
+        ));
+        dst.push(format!(
+            "({s}_self_dst[__idx * {no} + {k}] + __c{k}) * ({})",
+            c(&y.desc.strides[k])
+        ));
+    }
+    copy.push_str(&format!(
+        "            {out}[{}] = {inp}[{}];\n",
+        dst.join(" + "),
+        src.join(" + "),
+        inp = x.conn,
+        out = y.conn
+    ));
+    Ok(format!(
+        "MPI_Request *__sdfgc_req = new MPI_Request[{s}_sends];\n\
+         if (__state->{ga}_valid) {{\n\
+         \x20   for (int __idx = 0; __idx < {s}_sends; ++__idx) {{\n\
+         \x20       MPI_Isend({inp}, 1, {s}_send_types[__idx], {s}_dst_ranks[__idx], 0, MPI_COMM_WORLD, &__sdfgc_req[__idx]);\n\
+         \x20   }}\n\
+         }}\n\
+         if (__state->{gb}_valid) {{\n\
+         \x20   for (int __idx = 0; __idx < {s}_self_copies; ++__idx) {{\n\
+         {copy}\
+         \x20   }}\n\
+         \x20   for (int __idx = 0; __idx < {s}_recvs; ++__idx) {{\n\
+         \x20       MPI_Recv({out}, 1, {s}_recv_types[__idx], {s}_src_ranks[__idx], 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n\
+         \x20   }}\n\
+         }}\n\
+         if (__state->{ga}_valid) {{\n\
+         \x20   MPI_Waitall({s}_sends, __sdfgc_req, MPI_STATUSES_IGNORE);\n\
+         }}\n\
+         delete[] __sdfgc_req;\n",
+        inp = x.conn,
+        out = y.conn
+    ))
+}
+
+/// DaCe's `dace::comm` helpers (its `comm.h`), which the init code of
+/// redistributions calls; only in files that use them.
+pub const COMM_RUNTIME: &str = "namespace dace { namespace comm {\n\
+static inline int cart_rank(int grid_length, const int *grid, const int *coords) {\n\
+    int rank = coords[0];\n\
+    for (int i = 1; i < grid_length; ++i) {\n\
+        rank *= grid[i];\n\
+        rank += coords[i];\n\
+    }\n\
+    return rank;\n\
+}\n\
+static inline void cart_coords(int rank, int grid_length, const int *grid, int *coords) {\n\
+    int tmp = rank;\n\
+    for (int i = grid_length - 1; i > 0; --i) {\n\
+        coords[i] = tmp % grid[i];\n\
+        tmp /= grid[i];\n\
+    }\n\
+    coords[0] = tmp;\n\
+}\n\
+} }  // namespace dace::comm";
+
+/// A request operand: its connector (a pointer to the first `MPI_Request`)
+/// and the number of requests (contiguous elements).
+fn request(b: &Builder, i: usize) -> Result<(String, String)> {
+    let o = b.op(i);
+    if o.desc.dtype != DType::MpiRequest {
+        return Err(b.invalid(format_args!(
+            "MPI request '{}' ({}) must be of type MPI_Request, not {}",
+            o.conn,
+            o.data,
+            o.desc.dtype.dace_name()
+        )));
+    }
+    let extents: Vec<Expr> = (0..o.nonunit.len()).map(|k| o.extent(k)).collect();
+    let st = strides(o);
+    let contiguous = st.is_empty()
+        || (st[st.len() - 1] == Expr::Int(1)
+            && (0..st.len() - 1).all(|k| st[k] == mul(st[k + 1].clone(), extents[k + 1].clone())));
+    if !contiguous {
+        return Err(b.unsupported(format_args!(
+            "MPI requests '{}' ({}) that are not contiguous",
+            o.conn, o.data
+        )));
+    }
+    let n = extents.into_iter().fold(Expr::Int(1), mul);
+    Ok((o.conn.clone(), c(&n)))
+}
+
 /// An integer value input (root, destination, source, tag).
 fn int_value(b: &Builder, i: usize) -> Result<String> {
     let o = b.op(i);
@@ -275,21 +491,10 @@ pub(super) fn call(
     grid: Option<&str>,
     fcomm: Option<&str>,
     fields: &[String],
+    names: &[(String, String)],
     declared: &[String],
+    redistributions: &[(String, (String, String))],
 ) -> Result<Option<Tasklet>> {
-    if let Some(f) = fcomm {
-        return Err(b.unsupported(format_args!(
-            "MPI {call:?} on the Fortran communicator '{f}' (not implemented)"
-        )));
-    }
-    if matches!(
-        call,
-        MpiCall::Isend | MpiCall::Irecv | MpiCall::Wait | MpiCall::Waitall
-    ) {
-        return Err(b.unsupported(format_args!(
-            "MPI {call:?}: nonblocking calls and their MPI_Request arrays are not implemented"
-        )));
-    }
     if call == MpiCall::Dummy {
         if fields.is_empty() {
             return Ok(None);
@@ -305,9 +510,23 @@ pub(super) fn call(
             "MPI {call:?} inside a map (MPI calls run once per node, outside maps)"
         )));
     }
-    let comm = communicator(b, call, grid, declared)?;
-    let world = comm.as_str();
     let mut code = String::new();
+    let mut head = String::new();
+    let comm = match fcomm {
+        // A Fortran handle (mpi4py's `py2f()`), a symbol or scalar argument
+        // of the program, converted as DaCe does.
+        Some(f) if grid.is_none() => {
+            if !f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(b.invalid(format_args!(
+                    "MPI {call:?} on the Fortran communicator '{f}', which is not a name"
+                )));
+            }
+            head = format!("MPI_Comm __sdfgc_comm = MPI_Comm_f2c({f});\n");
+            "__sdfgc_comm".to_string()
+        }
+        _ => communicator(b, call, grid, declared)?,
+    };
+    let world = comm.as_str();
     let mut pre = String::new();
     let mut post = String::new();
     let add = |buf: &Buffer, pre: &mut String, post: &mut String| {
@@ -338,6 +557,56 @@ pub(super) fn call(
                     x.conn, x.count, x.datatype
                 )
             };
+        }
+        MpiCall::Isend | MpiCall::Irecv => {
+            let (buf, peer, tag) = if call == MpiCall::Isend {
+                let buf = b.input("_buffer")?;
+                (buf, b.input("_dest")?, b.input("_tag")?)
+            } else {
+                let buf = b.output("_buffer")?;
+                (buf, b.input("_src")?, b.input("_tag")?)
+            };
+            let req = b.output("_request")?;
+            let x = buffer(b, buf, "buffer")?;
+            let (peer, tag) = (int_value(b, peer)?, int_value(b, tag)?);
+            let (r, _) = request(b, req)?;
+            // A derived type may be freed once the call has started (MPI
+            // keeps it until the request completes).
+            add(&x, &mut pre, &mut post);
+            code = format!(
+                "MPI_{}({}, {}, {}, {peer}, {tag}, {world}, {r});\n",
+                if call == MpiCall::Isend {
+                    "Isend"
+                } else {
+                    "Irecv"
+                },
+                x.conn,
+                x.count,
+                x.datatype
+            );
+        }
+        MpiCall::Wait => {
+            let req = b.input("_request")?;
+            let (r, _) = request(b, req)?;
+            let tag = b.output_opt("_stat_tag")?;
+            let source = b.output_opt("_stat_source")?;
+            // The call completes the request and resets it (an input in DaCe's node).
+            code = format!(
+                "MPI_Status __sdfgc_status;\nMPI_Wait(const_cast<MPI_Request *>({r}), &__sdfgc_status);\n"
+            );
+            for (o, field) in [(tag, "MPI_TAG"), (source, "MPI_SOURCE")] {
+                if let Some(o) = o {
+                    let conn = &b.op(o).conn;
+                    code.push_str(&format!("{conn} = __sdfgc_status.{field};\n"));
+                }
+            }
+        }
+        MpiCall::Waitall => {
+            let req = b.input("_request")?;
+            let (r, n) = request(b, req)?;
+            code = format!(
+                "MPI_Waitall(static_cast<int>({n}), const_cast<MPI_Request *>({r}), MPI_STATUSES_IGNORE);\n"
+            );
         }
         MpiCall::Bcast => {
             let i = b.input("_inbuffer")?;
@@ -470,11 +739,15 @@ pub(super) fn call(
             };
             code.push_str(&line);
         }
-        MpiCall::Isend | MpiCall::Irecv | MpiCall::Wait | MpiCall::Waitall | MpiCall::Dummy => {
-            unreachable!("handled above")
+        MpiCall::BlockScatter | MpiCall::BlockGather => {
+            code = block_call(b, call, names, declared)?;
         }
+        MpiCall::Redistribute => {
+            code = redistribute(b, names, declared, redistributions)?;
+        }
+        MpiCall::Dummy => unreachable!("handled above"),
     }
-    let code = format!("{pre}{code}{post}");
+    let code = format!("{pre}{head}{code}{post}");
     Ok(Some(tasklet(b, code)))
 }
 
@@ -482,7 +755,7 @@ fn tasklet(b: &Builder, code: String) -> Tasklet {
     let mut inputs = NameMap::default();
     let mut outputs = NameMap::default();
     for o in &b.ops {
-        let is_buffer = o.conn.ends_with("buffer");
+        let is_buffer = o.conn.ends_with("buffer") || o.conn == "_request";
         let t = if is_buffer {
             ConnType::Pointer(o.desc.dtype)
         } else {
