@@ -5,6 +5,7 @@ and through sdfgc (`SDFGC_DACE=1`, side `sdfgc`). Not part of CI: every
 test builds its programs on every side (minutes).
 
     python3 scripts/dace-mpi-tests.py [--np 4] [--sides dace,sdfgc] [-k EXPR] [--out build/dace-mpi]
+    python3 scripts/dace-mpi-tests.py --samples jacobi_1d,jacobi_2d,poly_gemm,poly_gesummv [--np 1,2,4]
 
 Each test id runs alone (`mpirun -np N --oversubscribe python -m pytest ID`)
 from its side's own copy of `../shared/dace-tests` (fresh `.dacecache`), with
@@ -12,6 +13,11 @@ a timeout, so a hung or dying rank costs one test. A test passes when every
 rank's pytest passes. Output: `OUT/results.json` and a Markdown table
 `OUT/results.md` (per test: each side's result, seconds, sdfgc's refusal or
 first error line).
+
+With `--samples`, DaCe's distributed samples run instead (`mpirun -np N
+python samples/distributed/X.py` for each N of `--np`): each validates its
+own result ("OK") and prints the median time of its distributed program
+("Median is X ms"); OUT/samples.md lists both sides and the ratio.
 """
 
 import argparse
@@ -83,9 +89,52 @@ def run_side(side, args, ids):
     return out
 
 
+def run_samples(args):
+    rows = []
+    for side in args.sides.split(","):
+        src = args.out / side / "samples"
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(SUITE / "samples" / "distributed", src)
+        env = dict(os.environ)
+        env.pop("SDFGC_DACE", None)
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_mpi_yield_when_idle="1")
+        if side == "sdfgc":
+            env.update(SDFGC_DACE="1", PYTHONPATH=os.pathsep.join(
+                [str(ROOT / "python"), str(ROOT / "python" / "sdfgc" / "_startup"), env.get("PYTHONPATH", "")]))
+        for name in args.samples.split(","):
+            for np_ in str(args.np).split(","):
+                t0 = time.time()
+                cmd = ["mpirun", "-np", np_, "--oversubscribe", args.python, f"{name}.py"]
+                try:
+                    r = subprocess.run(cmd, cwd=src, env=env, text=True, capture_output=True, timeout=args.timeout)
+                    text = r.stdout + r.stderr
+                    ok = r.returncode == 0 and "OK" in r.stdout
+                except subprocess.TimeoutExpired:
+                    text, ok = "", False
+                (args.out / side / f"sample_{name}_np{np_}.log").write_text(text)
+                m = re.search(r"Median is ([0-9.]+)\s*ms", text)
+                ms = float(m.group(1)) if m else None
+                rows.append(dict(side=side, sample=name, np=int(np_), ok=ok, ms=ms, seconds=round(time.time() - t0, 1),
+                                 error="" if ok else first_error(text)))
+                print(rows[-1], flush=True)
+    (args.out / "samples.json").write_text(json.dumps(rows, indent=1))
+    md = ["| sample | ranks | DaCe: valid, median ms | sdfgc: valid, median ms | sdfgc / DaCe |", "|---|---|---|---|---|"]
+    for name in args.samples.split(","):
+        for np_ in str(args.np).split(","):
+            cell = {r["side"]: r for r in rows if r["sample"] == name and r["np"] == int(np_)}
+            d, o = cell.get("dace"), cell.get("sdfgc")
+            fmt = lambda r: "-" if not r else f"{'OK' if r['ok'] else 'FAIL'}, {r['ms']}"
+            ratio = f"{o['ms'] / d['ms']:.2f}" if d and o and d["ms"] and o["ms"] else "-"
+            md.append(f"| {name} | {np_} | {fmt(d)} | {fmt(o)} | {ratio} |")
+    (args.out / "samples.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--np", default="4", help="ranks (with --samples: a comma list)")
+    ap.add_argument("--samples", default="", help="run these distributed samples instead of the tests")
     ap.add_argument("--sides", default="dace,sdfgc")
     ap.add_argument("-k", default="")
     ap.add_argument("--python", default=str(ROOT / "build" / "venv-dace" / "bin" / "python"))
@@ -93,6 +142,8 @@ def main():
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "dace-mpi")
     args = ap.parse_args()
     args.out = args.out.resolve()
+    if args.samples:
+        return run_samples(args)
     ids = collect(args.python, SUITE, args.k)
     results = {side: run_side(side, args, ids) for side in args.sides.split(",")}
     (args.out / "results.json").write_text(json.dumps(results, indent=1))

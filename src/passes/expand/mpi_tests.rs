@@ -167,7 +167,7 @@ fn set_mpi(sdfg: &mut Sdfg, f: &dyn Fn(&mut LibraryKind)) {
 }
 
 #[test]
-fn a_grid_communicator_an_unknown_op_and_nonblocking_calls_are_refused() {
+fn an_unknown_grid_an_unknown_op_and_a_request_of_another_type_are_refused() {
     let mut sdfg = load("reduce_max");
     set_mpi(&mut sdfg, &|k| {
         if let LibraryKind::Mpi { grid, .. } = k {
@@ -176,6 +176,7 @@ fn a_grid_communicator_an_unknown_op_and_nonblocking_calls_are_refused() {
     });
     let err = expand_err(&mut sdfg, false);
     assert!(err.contains("process grid 'pgrid'"), "{err}");
+    assert!(err.contains("does not declare"), "{err}");
 
     let mut sdfg = load("reduce_max");
     set_mpi(&mut sdfg, &|k| {
@@ -186,15 +187,11 @@ fn a_grid_communicator_an_unknown_op_and_nonblocking_calls_are_refused() {
     let err = expand_err(&mut sdfg, false);
     assert!(err.contains("reduction operator"), "{err}");
 
-    let mut sdfg = load("reduce_max");
-    set_mpi(&mut sdfg, &|k| {
-        if let LibraryKind::Mpi { call, .. } = k {
-            *call = MpiCall::Isend;
-        }
-    });
+    // Waitall's requests must be MPI_Request elements.
+    let t = text("ring_nb").replace(r#""ctype": "MPI_Request""#, r#""ctype": "pyobject""#);
+    let mut sdfg = crate::front::json::load_str(&t).expect("loads");
     let err = expand_err(&mut sdfg, false);
-    assert!(err.contains("Isend"), "{err}");
-    assert!(err.contains("nonblocking"), "{err}");
+    assert!(err.contains("must be of type MPI_Request"), "{err}");
 }
 
 #[test]
@@ -204,15 +201,62 @@ fn mpi_nodes_on_a_gpu_target_are_refused() {
     assert!(err.contains("MPI Allgather on a GPU target"), "{err}");
 }
 
-/// The nodes of process grids and redistribution are refused by name when
-/// the SDFG is read.
+/// An MPI node class sdfgc does not know is refused by name when the SDFG
+/// is read.
 #[test]
-fn block_scatter_is_refused_by_name() {
+fn an_unknown_mpi_node_is_refused_by_name() {
     let t = text("allgather_i64").replace(
         "dace.libraries.mpi.nodes.allgather.Allgather",
-        "dace.libraries.mpi.nodes.scatter.BlockScatter",
+        "dace.libraries.mpi.nodes.allgather.Allgatherv",
     );
     let err = crate::front::json::load_str(&t).unwrap_err().to_string();
-    assert!(err.contains("BlockScatter"), "{err}");
-    assert!(err.contains("process grids"), "{err}");
+    assert!(err.contains("Allgatherv"), "{err}");
+    assert!(err.contains("not implemented"), "{err}");
+}
+
+/// Grids, subarrays, requests and redistribution: the calls DaCe's
+/// expansions make, on the grid's communicator and the state's datatypes;
+/// the Dummy nodes' fields become state fields.
+#[test]
+fn grids_requests_subarrays_and_redistribution_become_mpi_calls() {
+    for (case, calls) in [
+        (
+            "ring_nb",
+            &[
+                "MPI_Isend(_buffer, static_cast<int>(N), MPI_DOUBLE",
+                "MPI_Irecv(_buffer, static_cast<int>(N), MPI_DOUBLE",
+                "MPI_Waitall(static_cast<int>(2), const_cast<MPI_Request *>(_request)",
+            ][..],
+        ),
+        (
+            "grid_bcast",
+            &["__state->__pgrid_comm", "__state->__pgrid_1_comm"][..],
+        ),
+        (
+            "block_scatter_gather",
+            &[
+                "MPI_Scatterv(_inp_buffer, __state->__subarray_counts",
+                "MPI_Gatherv(_inp_buffer",
+            ][..],
+        ),
+        (
+            "redistribute_2d",
+            &["MPI_Isend(_inp_buffer, 1, __state->__rdistrarray_send_types[__idx]"][..],
+        ),
+    ] {
+        let mut sdfg = load(case);
+        expand(&mut sdfg, crate::options::Blas::None).expect("expands");
+        let code = mpi_code(&sdfg).join("\n");
+        for c in calls {
+            assert!(code.contains(c), "{case}: no '{c}' in\n{code}");
+        }
+        assert_eq!(library_nodes(&sdfg), 0, "{case}");
+    }
+    let mut sdfg = load("grid_bcast");
+    expand(&mut sdfg, crate::options::Blas::None).expect("expands");
+    let fields = mpi::declared_fields(&sdfg);
+    assert!(
+        fields.iter().any(|f| f == "MPI_Comm __pgrid_comm;"),
+        "{fields:?}"
+    );
 }
