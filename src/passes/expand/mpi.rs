@@ -86,6 +86,42 @@ fn mul(a: Expr, b: Expr) -> Expr {
     simplify(&Expr::bin(BinaryOp::Mul, a, b))
 }
 
+/// Whether two sizes are equal whatever the order of their factors
+/// (`Py*lNx*lNy` and `lNx*lNy*Py`): equal as written, or equal for three
+/// assignments of distinct values to the names (sizes are polynomials).
+fn same(a: &Expr, b: &Expr) -> bool {
+    if a == b {
+        return true;
+    }
+    (0..3i64).all(|round| {
+        let mut names: Vec<String> = Vec::new();
+        let mut env = |n: &str| {
+            let k = names.iter().position(|m| m == n).unwrap_or_else(|| {
+                names.push(n.to_string());
+                names.len() - 1
+            });
+            let k = k as i64;
+            Some(1_009 + 97 * k + 13 * round * (k + 1))
+        };
+        let x = crate::ir::simplify::eval_int(a, &mut env);
+        let y = crate::ir::simplify::eval_int(b, &mut env);
+        x.is_some() && x == y
+    })
+}
+
+/// Contiguous: the innermost stride is 1 and each outer stride is the
+/// inner one times its extent.
+fn is_contiguous(strides: &[Expr], extents: &[Expr]) -> bool {
+    strides.is_empty()
+        || (strides[strides.len() - 1] == Expr::Int(1)
+            && (0..strides.len() - 1).all(|k| {
+                same(
+                    &strides[k],
+                    &mul(strides[k + 1].clone(), extents[k + 1].clone()),
+                )
+            }))
+}
+
 /// A buffer as MPI sees it.
 struct Buffer {
     /// The tasklet connector (a pointer to the first element).
@@ -132,11 +168,7 @@ fn buffer(b: &Builder, i: usize, what: &str) -> Result<Buffer> {
     let extents: Vec<Expr> = (0..o.nonunit.len()).map(|k| o.extent(k)).collect();
     let elements = extents.iter().cloned().fold(Expr::Int(1), mul);
     let st = strides(o);
-    // Contiguous: the innermost stride is 1 and each outer stride is the
-    // inner one times its extent.
-    let contiguous = st.is_empty()
-        || (st[st.len() - 1] == Expr::Int(1)
-            && (0..st.len() - 1).all(|k| st[k] == mul(st[k + 1].clone(), extents[k + 1].clone())));
+    let contiguous = is_contiguous(&st, &extents);
     let ty = format!("__sdfgc_{}_type", o.conn.trim_start_matches('_'));
     let (count, dt, setup, teardown) = if contiguous {
         (
@@ -385,10 +417,7 @@ fn request(b: &Builder, i: usize) -> Result<(String, String)> {
     }
     let extents: Vec<Expr> = (0..o.nonunit.len()).map(|k| o.extent(k)).collect();
     let st = strides(o);
-    let contiguous = st.is_empty()
-        || (st[st.len() - 1] == Expr::Int(1)
-            && (0..st.len() - 1).all(|k| st[k] == mul(st[k + 1].clone(), extents[k + 1].clone())));
-    if !contiguous {
+    if !is_contiguous(&st, &extents) {
         return Err(b.unsupported(format_args!(
             "MPI requests '{}' ({}) that are not contiguous",
             o.conn, o.data
@@ -784,5 +813,40 @@ fn tasklet(b: &Builder, code: String) -> Tasklet {
         outputs,
         environments: vec![ENVIRONMENT.to_string()],
         state_fields: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Expr {
+        Expr::Sym(s.to_string())
+    }
+
+    #[test]
+    fn symbolic_strides_in_another_factor_order_are_contiguous() {
+        let prod = |xs: &[&str]| xs.iter().fold(Expr::Int(1), |a, x| mul(a, n(x)));
+        // A C-order (Px, Py, lNx, lNy) array, strides written as DaCe writes them.
+        let strides = [
+            prod(&["Py", "lNx", "lNy"]),
+            prod(&["lNx", "lNy"]),
+            n("lNy"),
+            Expr::Int(1),
+        ];
+        let extents = [n("Px"), n("Py"), n("lNx"), n("lNy")];
+        assert!(is_contiguous(&strides, &extents));
+        // A transposed layout is not.
+        let swapped = [
+            prod(&["Py", "lNx", "lNy"]),
+            n("lNy"),
+            prod(&["Py", "lNy"]),
+            Expr::Int(1),
+        ];
+        assert!(!is_contiguous(&swapped, &extents));
+        assert!(!same(
+            &prod(&["a", "b", "c", "d", "e"]),
+            &prod(&["a", "b", "c", "d", "f"])
+        ));
     }
 }
