@@ -21,14 +21,19 @@ is handed the new buffer (DaCe's `CompiledSDFG.set_workspace`, the
 sdfgc's). Every buffer is poisoned (0xFF bytes: NaN doubles, -1 integers)
 before its first use, so a program that reads a transient before writing it
 reads garbage; after that, programs run in it in any order on what the
-others left there. `--workspace-report FILE` writes, at the end of the
-session, the programs served with their sizes and the workspace's size
-(JSON).
+others left there. `--workspace-report FILE` writes the programs served with their sizes
+and tests and the workspace's size (after every program and at the end of
+the session
+; JSON; under pytest-xdist one file per worker, FILE.gw0, ...: each
+worker process has its own shared workspace).
 
 Not part of ICON4Py: load it with `-p sdfgc.icon4py_modes`.
 """
 
+import glob
+import hashlib
 import json
+import os
 import weakref
 
 import pytest
@@ -39,7 +44,8 @@ MODES = ("scoped", "persistent", "pool", "external")
 POISON = 0xFF
 
 _workspace = None
-_served = []  # (program name, bytes asked)
+_served = []  # (program name, bytes asked, test)
+_report = None  # --workspace-report's file (this process's)
 
 
 def _poisoned(nbytes, alignment):
@@ -91,7 +97,9 @@ def _install_growth_hook():
         if need:
             ws = shared_workspace()
             ws.reserve(need)
-            _served.append((csdfg.sdfg.name, int(need)))
+            test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+            _served.append((csdfg.sdfg.name, int(need), test))
+            _write_report()
         original(self, **kwargs)
         if need:
             ref = weakref.ref(csdfg)
@@ -184,14 +192,69 @@ def pytest_report_header(config):
     return None
 
 
-def pytest_sessionfinish(session):
+def _write_report():
+    """Rewritten after every program served (a run stopped early keeps what
+    it served) and at the end of the session."""
+    if _report is None:
+        return
+    path, mode = _report
+    ws = _workspace
+    with open(path + ".tmp", "w") as f:
+        json.dump({
+            "mode": mode,
+            "worker": os.environ.get("PYTEST_XDIST_WORKER"),
+            "workspace_bytes": ws.nbytes if ws else 0,
+            "programs": [{"name": n, "bytes": b, "test": t} for n, b, t in _served],
+        }, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+_keep = None  # (SDFGC_DACE_KEEP as given, this process's incoming folder)
+
+
+def _keep_variants():
+    """`SDFGC_DACE_KEEP` saves an SDFG as `<name>.sdfg`, so a program built
+    twice (a test's parametrisations, other tests) keeps only its last
+    SDFG. This process saves into its own folder instead, and after every
+    test each new SDFG moves to `<keep>/<name>~<sha1 of its text, 8>.sdfg`:
+    every distinct SDFG of the session, once."""
+    if _keep is None:
+        return
+    final, incoming = _keep
+    for path in glob.glob(os.path.join(incoming, "*.sdfg")):
+        with open(path, "rb") as f:
+            digest = hashlib.sha1(f.read()).hexdigest()[:8]
+        stem = os.path.basename(path)[: -len(".sdfg")]
+        os.replace(path, os.path.join(final, f"{stem}~{digest}.sdfg"))
+
+
+def pytest_runtest_teardown(item, nextitem):
+    _keep_variants()
+
+
+def pytest_sessionstart(session):
+    global _report, _keep
+    keep = os.environ.get("SDFGC_DACE_KEEP")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if keep and (worker or session.config.getoption("dist", default="no") == "no"):
+        incoming = os.path.join(keep, f".incoming-{worker or 'main'}")
+        os.makedirs(incoming, exist_ok=True)
+        _keep = (keep, incoming)
+        os.environ["SDFGC_DACE_KEEP"] = incoming  # read by sdfgc.dace at every build
     path = session.config.getoption("--workspace-report")
     if not path:
         return
-    ws = _workspace
-    with open(path, "w") as f:
-        json.dump({
-            "mode": getattr(session.config, "_sdfgc_mode", None),
-            "workspace_bytes": ws.nbytes if ws else 0,
-            "programs": [{"name": n, "bytes": b} for n, b in _served],
-        }, f, indent=1)
+    # Under pytest-xdist every worker has its own workspace (one process,
+    # one session's workspace) and writes FILE.<worker id>; the controller,
+    # which runs no test, writes nothing.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        path = f"{path}.{worker}"
+    elif session.config.getoption("dist", default="no") != "no":
+        return
+    _report = (path, getattr(session.config, "_sdfgc_mode", None))
+
+
+def pytest_sessionfinish(session):
+    _keep_variants()
+    _write_report()
