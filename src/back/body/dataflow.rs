@@ -101,7 +101,9 @@ impl FnWriter<'_> {
                 continue;
             };
             // Device code allocates nothing (copies of the thread, stack arrays).
-            let held = plan.slice.is_some() || (self.in_kernel && plan.memory == Memory::Local);
+            let held = plan.slice.is_some()
+                || (self.in_kernel && plan.memory == Memory::Local)
+                || self.stack_arrays.contains(name);
             if !held
                 && (matches!(plan.memory, Memory::Heap | Memory::Pool)
                     || (plan.memory == Memory::Local

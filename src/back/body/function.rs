@@ -57,6 +57,9 @@ pub(crate) struct FnWriter<'a> {
     pub epilogue: Emitter,
     /// How each container is accessed.
     pub access: HashMap<String, Access>,
+    /// Arrays declared on the function's stack (small, of constant size):
+    /// never allocated or freed.
+    pub stack_arrays: BTreeSet<String>,
     /// Symbols declared as local variables (assigned by interstate edges or loops).
     pub local_symbols: BTreeMap<String, DType>,
     /// What the writers of one program share (functions written, counters).
@@ -111,6 +114,7 @@ impl<'a> FnWriter<'a> {
             decls: Emitter::new(1),
             epilogue: Emitter::new(1),
             access: HashMap::default(),
+            stack_arrays: BTreeSet::new(),
             local_symbols: BTreeMap::new(),
             shared,
             labels: 0,
@@ -218,14 +222,19 @@ impl<'a> FnWriter<'a> {
                 }
                 continue;
             }
-            if self.in_kernel
-                && plan.memory == Memory::Local
+            if plan.memory == Memory::Local
                 && d.kind != DataKind::Scalar
                 && !matches!(plan.scope, AllocScope::Map(..))
+                && (self.in_kernel || !self.is_device(name))
                 && let Some(n) = self.const_size(d).filter(|n| *n > 1 && *n <= 4096)
             {
-                // A small array of a device function: on the thread's stack.
+                // A small array of constant size (a device function's, or a
+                // Register or scope-local one of the host): on the stack, as
+                // DaCe declares them, not allocated each time its scope runs.
                 self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                self.stack_arrays.insert(name.clone());
+                // Value-initialised: zero for a function-scope `zero` plan;
+                // states and blocks zero it where they start.
                 self.decls
                     .line(format!("[[maybe_unused]] {ct} {name}[{n}] = {{}};"));
                 continue;
@@ -623,8 +632,10 @@ impl<'a> FnWriter<'a> {
             let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
                 continue;
             };
-            let (alloc, _) = self.alloc_free(name, d, &plan.memory);
-            self.out.line(alloc);
+            if !self.stack_arrays.contains(name) {
+                let (alloc, _) = self.alloc_free(name, d, &plan.memory);
+                self.out.line(alloc);
+            }
             if plan.zero {
                 let z = self.zero_stmt(name, d);
                 self.out.line(z);
@@ -635,8 +646,10 @@ impl<'a> FnWriter<'a> {
             let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
                 continue;
             };
-            let (_, free) = self.alloc_free(name, d, &plan.memory);
-            self.out.line(free);
+            if !self.stack_arrays.contains(name) {
+                let (_, free) = self.alloc_free(name, d, &plan.memory);
+                self.out.line(free);
+            }
         }
         Ok(())
     }
