@@ -564,54 +564,31 @@ pub(super) fn call(
     };
     let comm_size = format!("int __sdfgc_size = 1;\nMPI_Comm_size({world}, &__sdfgc_size);\n");
     match call {
-        MpiCall::Send | MpiCall::Recv => {
-            let (buf, peer, tag) = if call == MpiCall::Send {
-                let buf = b.input("_buffer")?;
-                (buf, b.input("_dest")?, b.input("_tag")?)
+        MpiCall::Send | MpiCall::Recv | MpiCall::Isend | MpiCall::Irecv => {
+            let sends = matches!(call, MpiCall::Send | MpiCall::Isend);
+            let (buf, peer) = if sends {
+                (b.input("_buffer")?, b.input("_dest")?)
             } else {
-                let buf = b.output("_buffer")?;
-                (buf, b.input("_src")?, b.input("_tag")?)
+                (b.output("_buffer")?, b.input("_src")?)
+            };
+            let tag = b.input("_tag")?;
+            // Nonblocking: the request the call starts (a derived type may
+            // be freed once the call has started; MPI keeps it until the
+            // request completes).
+            let last = match call {
+                MpiCall::Send => String::new(),
+                MpiCall::Recv => ", MPI_STATUS_IGNORE".to_string(),
+                _ => {
+                    let req = b.output("_request")?;
+                    format!(", {}", request(b, req)?.0)
+                }
             };
             let x = buffer(b, buf, "buffer")?;
             let (peer, tag) = (int_value(b, peer)?, int_value(b, tag)?);
-            add(&x, &mut pre, &mut post);
-            code = if call == MpiCall::Send {
-                format!(
-                    "MPI_Send({}, {}, {}, {peer}, {tag}, {world});\n",
-                    x.conn, x.count, x.datatype
-                )
-            } else {
-                format!(
-                    "MPI_Recv({}, {}, {}, {peer}, {tag}, {world}, MPI_STATUS_IGNORE);\n",
-                    x.conn, x.count, x.datatype
-                )
-            };
-        }
-        MpiCall::Isend | MpiCall::Irecv => {
-            let (buf, peer, tag) = if call == MpiCall::Isend {
-                let buf = b.input("_buffer")?;
-                (buf, b.input("_dest")?, b.input("_tag")?)
-            } else {
-                let buf = b.output("_buffer")?;
-                (buf, b.input("_src")?, b.input("_tag")?)
-            };
-            let req = b.output("_request")?;
-            let x = buffer(b, buf, "buffer")?;
-            let (peer, tag) = (int_value(b, peer)?, int_value(b, tag)?);
-            let (r, _) = request(b, req)?;
-            // A derived type may be freed once the call has started (MPI
-            // keeps it until the request completes).
             add(&x, &mut pre, &mut post);
             code = format!(
-                "MPI_{}({}, {}, {}, {peer}, {tag}, {world}, {r});\n",
-                if call == MpiCall::Isend {
-                    "Isend"
-                } else {
-                    "Irecv"
-                },
-                x.conn,
-                x.count,
-                x.datatype
+                "MPI_{call:?}({}, {}, {}, {peer}, {tag}, {world}{last});\n",
+                x.conn, x.count, x.datatype
             );
         }
         MpiCall::Wait => {
