@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates fixtures/gpu/<case>/: GPU SDFGs (DaCe 1.0.2) whose kernels read
-constant arrays (`constants_prop`) or use DaCe's GPU reduce expansion (C++
-tasklets calling `dace::warpReduce`), with inputs, numpy reference outputs
+constant arrays (`constants_prop`), use DaCe's GPU reduce expansion (C++
+tasklets calling `dace::warpReduce`) or carry a nested SDFG's own symbol on
+a kernel's outer memlets, with inputs, numpy reference outputs
 and a case.json in the corpus format (see ../shared/corpus/README.md).
 
 Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [OUTDIR]
@@ -166,6 +167,45 @@ def warp_reduce(_rng):
                (1e-10, 1e-12), ['warp_reduce', 'reduce'], after_gpu=expand_gpu_auto)
 
 
+def nested_symbol_buckets(_rng):
+    """Weighted bucket sums by a nested program with its own size symbol K
+    (mapped from the caller's B), called per element inside a map that the
+    GPU transformation makes a kernel: DaCe propagates the nested memlet
+    `sums[0:K]` out of the kernel with K unrenamed (as in NPBench's
+    azimint_hist offloaded)."""
+    rng = np.random.default_rng(SEED + 2)  # its own stream: earlier cases stay as they are
+    N, K, B = (dace.symbol(s, dtype=dace.int64) for s in ('N', 'K', 'B'))
+
+    @dace.program
+    def bucket_of(x: dace.float64, edges: dace.float64[K + 1]):
+        return dace.int64(K * (x - edges[0]) / (edges[K] - edges[0]))
+
+    @dace.program
+    def weighted_buckets(a: dace.float64[N], edges: dace.float64[K + 1], w: dace.float64[N]):
+        sums = np.ndarray((K, ), dtype=np.float64)
+        sums[:] = 0
+        for i in dace.map[0:N]:
+            b = min(bucket_of(a[i], edges), K - 1)
+            sums[b] += w[i]
+        return sums
+
+    @dace.program
+    def gpu_nested_symbol_buckets(a: dace.float64[N], w: dace.float64[N], edges: dace.float64[B + 1]):
+        s = weighted_buckets(a, edges, w)
+        return s * 2.0
+
+    n, bins = 500, 7
+    a = rng.uniform(-3.0, 5.0, n)
+    w = rng.standard_normal(n)
+    edges = np.linspace(a.min(), a.max(), bins + 1)
+    b = np.minimum((bins * (a - edges[0]) / (edges[bins] - edges[0])).astype(np.int64), bins - 1)
+    ret = np.bincount(b, weights=w, minlength=bins) * 2.0
+    sdfg = gpu_nested_symbol_buckets.to_sdfg(simplify=True)
+    write_case(sdfg, 'nested_symbol_buckets', nested_symbol_buckets.__doc__, {'N': n, 'B': bins},
+               {'a': a, 'w': w, 'edges': edges}, {'__return': ret}, (1e-10, 1e-12),
+               ['nested_sdfg', 'nested_symbol', 'wcr', 'gpu_map'])
+
+
 if __name__ == '__main__':
     scratch_dir('make-gpu-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
@@ -173,3 +213,4 @@ if __name__ == '__main__':
     const_table_2d(rng)
     const_nested_loop(rng)
     warp_reduce(rng)
+    nested_symbol_buckets(rng)

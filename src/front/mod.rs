@@ -3,6 +3,7 @@
 pub mod json;
 pub mod nonfinite;
 pub mod python;
+pub mod scope_subsets;
 pub mod sympy;
 pub mod tree;
 pub mod tree_de;

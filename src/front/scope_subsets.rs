@@ -145,7 +145,8 @@ mod tests {
     use super::*;
 
     /// A top-level map over `i` around a nested SDFG that maps `bins` to
-    /// `npt`; its exit edge writes `histu[0:bins-1]` as DaCe propagated it.
+    /// `npt`; the nested SDFG's output edge and the map's exit edge write
+    /// `histu[0:exit_end]` (DaCe's `histu[0:bins-1]`).
     fn sdfg(mapping: &str, exit_end: &str) -> String {
         format!(
             r#"{{"type":"SDFG","attributes":{{"name":"p","symbols":{{"npt":"int64","N":"int64"}},
@@ -174,18 +175,23 @@ mod tests {
                 {{"type":"MultiConnectorEdge","src":"1","dst":"3","src_connector":"OUT_r","dst_connector":"x",
                   "attributes":{{"data":{{"type":"Memlet","attributes":{{"data":"r","subset":{{"type":"Range","ranges":[{{"start":"i","end":"i","step":"1","tile":"1"}}]}}}}}}}}}},
                 {{"type":"MultiConnectorEdge","src":"3","dst":"2","src_connector":"h","dst_connector":"IN_h",
-                  "attributes":{{"data":{{"type":"Memlet","attributes":{{"data":"histu","subset":{{"type":"Range","ranges":[{{"start":"0","end":"npt - 1","step":"1","tile":"1"}}]}}}}}}}}}},
+                  "attributes":{{"data":{{"type":"Memlet","attributes":{{"data":"histu","subset":{{"type":"Range","ranges":[{{"start":"0","end":"{exit_end}","step":"1","tile":"1"}}]}}}}}}}}}},
                 {{"type":"MultiConnectorEdge","src":"2","dst":"4","src_connector":"OUT_h","dst_connector":null,
                   "attributes":{{"data":{{"type":"Memlet","attributes":{{"data":"histu","subset":{{"type":"Range","ranges":[{{"start":"0","end":"{exit_end}","step":"1","tile":"1"}}]}}}}}}}}}}]}}],
             "edges":[],"start_block":0}}"#
         )
     }
 
+    /// The ends of the nested SDFG's output edge and of the map's exit edge.
     fn exit_end(s: &Sdfg) -> String {
         let BlockKind::State(st) = &s.body.blocks[0].kind else {
             panic!("a state")
         };
-        crate::ir::cexpr::to_cpp(&st.edges[3].memlet.subset.as_ref().unwrap()[0].end)
+        let end = |i: usize| {
+            crate::ir::cexpr::to_cpp(&st.edges[i].memlet.subset.as_ref().unwrap()[0].end)
+        };
+        assert_eq!(end(2), end(3));
+        end(3)
     }
 
     #[test]

@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 
 use crate::ir::data::{Constant, DataDesc};
 use crate::ir::dtype::DType;
-use crate::ir::expr::{BinaryOp, Expr, Stmt};
+use crate::ir::expr::{BinaryOp, Expr, Stmt, Target};
 
 /// A map keyed by names, in insertion order (hashed with FxHash: names are
 /// short and looked up often).
@@ -742,6 +742,61 @@ impl Sdfg {
         }
         f(self);
         region(&self.body, f);
+    }
+}
+
+impl Sdfg {
+    /// The names a symbolic expression may refer to inside this SDFG: the
+    /// symbols `mapped` into it (a nested SDFG's symbol mapping keys), its
+    /// symbols, containers and constants, interstate assignment targets and
+    /// loop variables (borrowed from the IR).
+    pub fn defined_names<'a>(
+        &'a self,
+        mapped: impl Iterator<Item = &'a str>,
+    ) -> rustc_hash::FxHashSet<&'a str> {
+        let mut names = rustc_hash::FxHashSet::with_capacity_and_hasher(
+            self.symbols.len() + self.arrays.len() + self.constants.len(),
+            Default::default(),
+        );
+        names.extend(mapped);
+        names.extend(self.symbols.keys().map(String::as_str));
+        names.extend(self.arrays.keys().map(String::as_str));
+        names.extend(self.constants.keys().map(String::as_str));
+        control_flow_names(&self.body, &mut names);
+        names
+    }
+}
+
+/// Adds the names control flow defines: interstate assignment targets and
+/// loop variables.
+fn control_flow_names<'a>(r: &'a Region, names: &mut rustc_hash::FxHashSet<&'a str>) {
+    if let RegionKind::Loop(l) = &r.kind {
+        if let Some(v) = &l.variable {
+            names.insert(v);
+        }
+        for s in l.init.iter().chain(&l.update) {
+            if let Stmt::Assign {
+                target: Target::Name(n),
+                ..
+            } = s
+            {
+                names.insert(n);
+            }
+        }
+    }
+    for e in &r.edges {
+        for (k, _) in &e.assignments {
+            names.insert(k);
+        }
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::Region(inner) => control_flow_names(inner, names),
+            BlockKind::Conditional(brs) => brs
+                .iter()
+                .for_each(|(_, body)| control_flow_names(body, names)),
+            _ => {}
+        }
     }
 }
 

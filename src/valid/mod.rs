@@ -17,15 +17,7 @@ pub fn validate(sdfg: &Sdfg) -> Result<()> {
 fn validate_sdfg(sdfg: &Sdfg, mapped: &HashSet<&str>) -> Result<()> {
     // Names a symbolic expression may refer to inside this SDFG (borrowed
     // from the IR: nothing is copied).
-    let mut names: HashSet<&str> = HashSet::with_capacity_and_hasher(
-        mapped.len() + sdfg.symbols.len() + sdfg.arrays.len() + sdfg.constants.len(),
-        Default::default(),
-    );
-    names.extend(mapped.iter().copied());
-    names.extend(sdfg.symbols.keys().map(String::as_str));
-    names.extend(sdfg.arrays.keys().map(String::as_str));
-    names.extend(sdfg.constants.keys().map(String::as_str));
-    collect_defined(&sdfg.body, &mut names);
+    let names = sdfg.defined_names(mapped.iter().copied());
     // A view's shape may name the parameters of the map it is used in (DaCe
     // writes `x[i*n:(i+1)*n]` in a map over `i` as a view of extent
     // `-n*i + n*(i + 1)`): only its strides and offset locate elements.
@@ -78,38 +70,6 @@ fn check_shape(name: &str, d: &DataDesc) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Adds names defined by control flow: interstate assignment targets and loop variables.
-fn collect_defined<'a>(r: &'a Region, names: &mut HashSet<&'a str>) {
-    if let RegionKind::Loop(l) = &r.kind {
-        if let Some(v) = &l.variable {
-            names.insert(v);
-        }
-        for s in l.init.iter().chain(&l.update) {
-            if let Stmt::Assign {
-                target: Target::Name(n),
-                ..
-            } = s
-            {
-                names.insert(n);
-            }
-        }
-    }
-    for e in &r.edges {
-        for (k, _) in &e.assignments {
-            names.insert(k);
-        }
-    }
-    for b in &r.blocks {
-        match &b.kind {
-            BlockKind::Region(inner) => collect_defined(inner, names),
-            BlockKind::Conditional(brs) => brs
-                .iter()
-                .for_each(|(_, body)| collect_defined(body, names)),
-            _ => {}
-        }
-    }
 }
 
 fn check_names(

@@ -69,6 +69,7 @@ fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
     let mut sdfg = sdfg?;
     crate::ir::symtypes::infer_tree(&mut sdfg);
+    crate::front::scope_subsets::repair(&mut sdfg);
     Ok(sdfg)
 }
 
