@@ -449,7 +449,7 @@ def libnode_fft_build():
     """np.fft.fft of complex128 data of symbolic length, of float32 data (complex64 output),
     and np.fft.ifft with the 'ortho' and 'forward' norms (FFT/IFFT nodes with factors;
     DaCe's pure expansion, a direct DFT). The 'ortho' case is complex128 of constant length:
-    DaCe 1.0.2's own library returns zeros for it in complex64 or with a symbolic length."""
+    DaCe 1.0.2's own library returns zeros for it in complex64."""
 
     @dace.program
     def libnode_fft_program(x: dace.complex128[N], r: dace.float32[12], z: dace.complex128[8], X: dace.complex128[N],

@@ -17,6 +17,9 @@ use crate::ir::*;
 
 use super::build::{Builder, Contraction, Fold, Read, beta_wcr, is_one, is_zero, scaled, sum_wcr};
 
+/// A class of indices (batch, summed, own) as a test on a letter.
+type Group<'a> = dyn Fn(&char) -> bool + 'a;
+
 /// A parsed einsum string: the index letters of each input and of the output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Spec {
@@ -100,7 +103,7 @@ impl Spec {
         let sum = |x: &char| a.contains(x) && b.contains(x) && !c.contains(x);
         let only_a = |x: &char| a.contains(x) && !b.contains(x) && !sum(x) && !batch(x);
         let only_b = |x: &char| b.contains(x) && !a.contains(x) && !sum(x) && !batch(x);
-        let positions = |t: &[char], f: &dyn Fn(&char) -> bool| -> Vec<usize> {
+        let positions = |t: &[char], f: &Group| -> Vec<usize> {
             t.iter()
                 .enumerate()
                 .filter(|(_, x)| f(x))
@@ -108,7 +111,7 @@ impl Spec {
                 .collect()
         };
         let sequential = |p: Vec<usize>| p.windows(2).all(|w| w[1] == w[0] + 1);
-        let groups: [(&[char], &dyn Fn(&char) -> bool); 9] = [
+        let groups: [(&[char], &Group); 9] = [
             (a, &batch),
             (a, &sum),
             (a, &only_a),
@@ -119,7 +122,7 @@ impl Spec {
             (c, &only_b),
             (c, &batch),
         ];
-        if !groups.iter().all(|(t, f)| sequential(positions(t, *f))) {
+        if !groups.iter().all(|(t, f)| sequential(positions(t, f))) {
             return None;
         }
         let batched = c.iter().any(batch);
