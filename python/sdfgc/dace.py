@@ -90,6 +90,33 @@ def _prepare_like_dace(sdfg):
     sdfg.expand_library_nodes()
 
 
+# Packages whose library nodes sdfgc expands itself (or refuses by name).
+_LIBRARY_PACKAGES = ("dace", "gt4py")
+
+
+def _expand_user_library_nodes(sdfg):
+    """Library nodes of the program's own classes (a `LibraryNode` or
+    `CodeLibraryNode` subclass defined by the user, an expansion registered
+    with `dace.library.register_expansion`) expand by running their Python:
+    DaCe's generator expands them in place, and so does this, before sdfgc
+    sees the SDFG (a class that sdfgc cannot know of would be refused). The
+    nodes of DaCe's and gt4py's libraries stay for sdfgc. An expansion that
+    fails raises as it does under DaCe's generator."""
+    from dace.sdfg import nodes
+
+    def user(node):
+        return (isinstance(node, nodes.LibraryNode)
+                and type(node).__module__.split(".")[0] not in _LIBRARY_PACKAGES)
+
+    while True:  # an expansion may make further user nodes
+        found = [(n, st) for n, st in sdfg.all_nodes_recursive() if user(n)]
+        if not found:
+            return
+        for node, state in found:
+            owner = getattr(state, "sdfg", None) or state.parent
+            node.expand(owner, state)
+
+
 def _sdfgc_command(path, out, options):
     cmd = [binary(), path, "--target", options.get("target", "cpp"), "--emit-sample", "-o", out]
     if options.get("mode"):
@@ -129,6 +156,7 @@ def _generate_code(sdfg, validate=True):
 
     if validate:
         sdfg.validate()
+    _expand_user_library_nodes(sdfg)
     target = _options.get("target", "cpp")
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")

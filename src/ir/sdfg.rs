@@ -491,6 +491,44 @@ pub enum LibraryKind {
         /// Scale of the previous output.
         beta: Expr,
     },
+    /// `dace.libraries.blas.nodes.batched_matmul.BatchedMatMul`: `_c[b] = _a[b] @ _b[b]`
+    /// (an operand without batch dimensions is shared by every batch).
+    BatchedMatMul {
+        /// Scale of the product (DaCe's pure expansion ignores it: refused unless 1).
+        alpha: Expr,
+        /// Scale of the previous output (DaCe's pure expansion ignores it: refused unless 0).
+        beta: Expr,
+    },
+    /// `dace.libraries.blas.nodes.einsum.Einsum`: the Einstein sum `spec`
+    /// over the inputs in the order of their sorted connector names;
+    /// `out = alpha * sum + beta * out`.
+    Einsum {
+        /// The einsum string (`ij,jk->ik`).
+        spec: String,
+        /// Scale of the sum.
+        alpha: Expr,
+        /// Scale of the previous output.
+        beta: Expr,
+    },
+    /// `dace.libraries.linalg.nodes.tensordot.TensorDot`: contracts
+    /// `left_axes` of `_left_tensor` with `right_axes` of `_right_tensor`;
+    /// output mode `k` is mode `permutation[k]` of the free modes (left's, then right's).
+    TensorDot {
+        /// Contracted modes of the left tensor.
+        left_axes: Vec<i64>,
+        /// Contracted modes of the right tensor (paired with `left_axes`).
+        right_axes: Vec<i64>,
+        /// Permutation of the output modes, if any.
+        permutation: Option<Vec<i64>>,
+    },
+    /// `dace.libraries.fft.nodes.fft.FFT` / `IFFT`: a one-dimensional
+    /// discrete Fourier transform, times `factor` (DaCe's pure expansion, a DFT).
+    Fft {
+        /// IFFT (positive exponent).
+        inverse: bool,
+        /// The normalisation factor.
+        factor: Expr,
+    },
     /// gt4py's `ReduceWithSkipValues`: `output = fold(wcr, init, [mask[k] !=
     /// -1 ? input[k] : identity for k < max_neighbors])`, one output element.
     ReduceWithSkipValues {

@@ -345,7 +345,21 @@ impl Collector {
                             .iter()
                             .filter(move |e| e.src.index() == idx || e.dst.index() == idx)
                     };
-                    if let Some(dims) = gemm_dims(&l.kind, idx, &st.edges) {
+                    if let Some(keep) = batched_dims(&l.kind, idx, &st.edges, &sdfg.arrays) {
+                        // DaCe's pure BatchedMatMul iterates over the output's
+                        // shape, `_a`'s matrix dimensions and `_b`'s columns
+                        // (not over the batch extents of `_a` and `_b`).
+                        for (e, dims) in keep {
+                            if let Some(d) = e.memlet.data.as_ref().and_then(|d| sdfg.arrays.get(d))
+                            {
+                                for i in dims {
+                                    if let Some(x) = d.shape.get(i) {
+                                        self.expr_minus(x, &params);
+                                    }
+                                }
+                            }
+                        }
+                    } else if let Some(dims) = gemm_dims(&l.kind, idx, &st.edges) {
                         // DaCe's Gemm (also a MatMul of two matrices)
                         // iterates over op(_a)'s two dimensions and
                         // op(_b)'s columns only: op(_b)'s rows must equal
@@ -448,6 +462,65 @@ fn gemm_dims(kind: &LibraryKind, idx: usize, edges: &[DataEdge]) -> Option<GemmD
         }),
         _ => None,
     }
+}
+
+/// The non-unit dimensions of a memlet's subset (the container's, without one).
+fn nonunit_dims(e: &DataEdge, arrays: &NameMap<DataDesc>) -> Vec<usize> {
+    let extents: Vec<Expr> = match (
+        &e.memlet.subset,
+        e.memlet.data.as_ref().and_then(|d| arrays.get(d)),
+    ) {
+        (Some(s), _) => s.iter().map(RangeDim::extent).collect(),
+        (None, Some(d)) => d.shape.clone(),
+        (None, None) => Vec::new(),
+    };
+    (0..extents.len())
+        .filter(|&i| extents[i] != Expr::Int(1))
+        .collect()
+}
+
+/// For a `BatchedMatMul`, or a `MatMul` that DaCe specialises to one (an
+/// operand with three or more non-unit dimensions): each adjacent edge with
+/// the dimensions of its container whose extents DaCe's expansion reads
+/// (`_a`'s last two, `_b`'s last, all of `_c`'s).
+fn batched_dims<'e>(
+    kind: &LibraryKind,
+    idx: usize,
+    edges: &'e [DataEdge],
+    arrays: &NameMap<DataDesc>,
+) -> Option<Vec<(&'e DataEdge, Vec<usize>)>> {
+    let adjacent = || {
+        edges
+            .iter()
+            .filter(move |e| e.src.index() == idx || e.dst.index() == idx)
+    };
+    let input = |e: &DataEdge, c: &str| e.dst.index() == idx && e.dst_conn.as_deref() == Some(c);
+    match kind {
+        LibraryKind::BatchedMatMul { .. } => {}
+        LibraryKind::MatMul { .. }
+            if adjacent().any(|e| {
+                (input(e, "_a") || input(e, "_b")) && nonunit_dims(e, arrays).len() >= 3
+            }) => {}
+        _ => return None,
+    }
+    Some(
+        adjacent()
+            .map(|e| {
+                let dims = nonunit_dims(e, arrays);
+                let n = dims.len();
+                let keep = if input(e, "_a") {
+                    dims[n.saturating_sub(2)..].to_vec()
+                } else if input(e, "_b") {
+                    dims[n.saturating_sub(1)..].to_vec()
+                } else if e.src.index() == idx {
+                    dims
+                } else {
+                    Vec::new()
+                };
+                (e, keep)
+            })
+            .collect(),
+    )
 }
 
 /// The symbol mapping entries a nested SDFG needs: those of the symbols its

@@ -290,6 +290,45 @@ impl Reader {
                 alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
                 beta: opt("beta")?.unwrap_or(Expr::Int(0)),
             },
+            "BatchedMatMul" => LibraryKind::BatchedMatMul {
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+            },
+            "Einsum" => LibraryKind::Einsum {
+                spec: text("einsum_str").unwrap_or_default(),
+                alpha: opt("alpha")?.unwrap_or(Expr::Int(1)),
+                beta: opt("beta")?.unwrap_or(Expr::Int(0)),
+            },
+            "TensorDot" => {
+                let axes = |k: &str| -> Result<Option<Vec<i64>>> {
+                    match member(attrs, k) {
+                        None | Some(Json::Null) => Ok(None),
+                        Some(Json::Array(xs)) => xs
+                            .iter()
+                            .map(|x| {
+                                let n = match x {
+                                    Json::Number(n) => n.as_i64(),
+                                    _ => None,
+                                };
+                                n.ok_or_else(|| {
+                                    Error::format(ptr(&ap, k), format!("'{k}' must list integers"))
+                                })
+                            })
+                            .collect::<Result<Vec<i64>>>()
+                            .map(Some),
+                        Some(_) => Err(Error::format(ptr(&ap, k), format!("'{k}' must be a list"))),
+                    }
+                };
+                LibraryKind::TensorDot {
+                    left_axes: axes("left_axes")?.unwrap_or_default(),
+                    right_axes: axes("right_axes")?.unwrap_or_default(),
+                    permutation: axes("permutation")?,
+                }
+            }
+            "FFT" | "IFFT" if classpath.contains("libraries.fft.") => LibraryKind::Fft {
+                inverse: class == "IFFT",
+                factor: opt("factor")?.unwrap_or(Expr::Int(1)),
+            },
             "ReduceWithSkipValues" => {
                 let required = |k: &str| -> Result<Expr> {
                     opt(k)?.ok_or_else(|| {

@@ -1,6 +1,6 @@
 //! BLAS nodes (`dace.libraries.blas.nodes`): MatMul (specialised by the
 //! operands' non-unit dimensions as DaCe's `SpecializeMatMul` does), Dot,
-//! Gemv, Gemm, Ger, Axpy. Semantics of DaCe's pure expansions; strides and
+//! Gemv, Gemm, Ger, Axpy, BatchedMatMul. Semantics of DaCe's pure expansions; strides and
 //! offsets come from the memlets' subsets and the containers.
 
 use crate::diag::Result;
@@ -68,9 +68,15 @@ pub(super) fn matmul(b: &mut Builder, alpha: &Expr, beta: &Expr) -> Result<()> {
         (2, 1) => gemv_core(b, a, x, c, cin, alpha, beta.as_ref(), false),
         (1, 2) => gemv_core(b, x, a, c, cin, alpha, beta.as_ref(), true),
         (1, 1) => dot_core(b, a, x, c, alpha),
-        (ra, rb) => Err(b.unsupported(format_args!(
-            "MatMul of {ra}-D by {rb}-D operands (batched matrix multiplication is not implemented)"
-        ))),
+        // SpecializeMatMul: a BatchedMatMul (alpha and beta go with it).
+        (ra, rb) if ra >= 2 && rb >= 2 => {
+            if cin.is_some() {
+                return Err(b.unsupported("a batched matrix multiplication with an input '_cin'"));
+            }
+            let beta = beta.unwrap_or(Expr::Int(0));
+            batched_core(b, a, x, c, alpha, &beta)
+        }
+        (ra, rb) => Err(b.unsupported(format_args!("MatMul of {ra}-D by {rb}-D operands"))),
     }
 }
 
@@ -292,4 +298,99 @@ pub(super) fn axpy(b: &mut Builder, a: &Expr) -> Result<()> {
         out_wcr: None,
     };
     b.emit(c)
+}
+
+/// True if MatMul node `id` multiplies batches of matrices (an operand with
+/// three or more non-unit dimensions): DaCe's `SpecializeMatMul` makes it a
+/// `BatchedMatMul`, which has no BLAS call here.
+pub(super) fn is_batched_matmul(st: &State, arrays: &NameMap<DataDesc>, id: NodeId) -> bool {
+    st.edges.iter().any(|e| {
+        e.dst == id
+            && matches!(e.dst_conn.as_deref(), Some("_a" | "_b"))
+            && e.memlet.data.as_ref().is_some_and(|d| {
+                let extents: Vec<Expr> = match (&e.memlet.subset, arrays.get(d)) {
+                    (Some(s), _) => s.iter().map(RangeDim::extent).collect(),
+                    (None, Some(desc)) => desc.shape.clone(),
+                    (None, None) => Vec::new(),
+                };
+                extents.iter().filter(|x| **x != Expr::Int(1)).count() >= 3
+            })
+    })
+}
+
+/// `BatchedMatMul`: `_c[b..] = _a[b..] @ _b[b..]` over the output's leading
+/// (batch) dimensions; an operand with only two non-unit dimensions is the
+/// same matrix for every batch (DaCe's pure expansion, which initialises
+/// the output to zero and ignores `alpha` and `beta`: other values are
+/// refused rather than given another meaning).
+pub(super) fn batched_matmul(b: &mut Builder, alpha: &Expr, beta: &Expr) -> Result<()> {
+    let a = b.input("_a")?;
+    let x = b.input("_b")?;
+    let c = b.output("_c")?;
+    if b.input_opt("_cin")?.is_some() {
+        return Err(b.unsupported("a batched matrix multiplication with an input '_cin'"));
+    }
+    batched_core(b, a, x, c, alpha, beta)
+}
+
+fn batched_core(
+    b: &mut Builder,
+    a: usize,
+    x: usize,
+    c: usize,
+    alpha: &Expr,
+    beta: &Expr,
+) -> Result<()> {
+    if !super::build::is_one(alpha) || !is_zero(beta) {
+        return Err(b.unsupported(
+            "a batched matrix multiplication with alpha other than 1 or beta other than 0 (DaCe's pure expansion ignores them)",
+        ));
+    }
+    if b.op(c).wcr.is_some() {
+        return Err(b.unsupported(
+            "a batched matrix multiplication whose output memlet has a write-conflict resolution",
+        ));
+    }
+    let (ra, rb, rc) = (
+        b.op(a).nonunit.len(),
+        b.op(x).nonunit.len(),
+        b.op(c).nonunit.len(),
+    );
+    let nb = rc.saturating_sub(2);
+    let fits = |r: usize| r == 2 || r == nb + 2;
+    if rc < 3 || ra < 2 || rb < 2 || !fits(ra) || !fits(rb) || ra.max(rb) != rc {
+        return Err(b.unsupported(format_args!(
+            "batched MatMul of {ra}-D by {rb}-D operands into a {rc}-D output (each operand needs the output's batch dimensions or none)"
+        )));
+    }
+    let batch: Vec<Expr> = (0..nb).map(|k| b.outer_var(k)).collect();
+    let (i, j, k) = (b.outer_var(nb), b.outer_var(nb + 1), b.inner_var(0));
+    let index = |r: usize, row: &Expr, col: &Expr| -> Vec<Expr> {
+        let mut v = if r == 2 { Vec::new() } else { batch.clone() };
+        v.extend([row.clone(), col.clone()]);
+        v
+    };
+    let mut outer: Vec<Expr> = (0..nb).map(|d| b.op(c).extent(d)).collect();
+    outer.extend([b.op(a).extent(ra - 2), b.op(x).extent(rb - 1)]);
+    let mut out_idx = batch.clone();
+    out_idx.extend([i.clone(), j.clone()]);
+    let con = Contraction {
+        outer,
+        inner: vec![b.op(a).extent(ra - 1)],
+        reads: vec![
+            read("__a", a, b.op(a).at_nonunit(&index(ra, &i, &k))),
+            read("__b", x, b.op(x).at_nonunit(&index(rb, &k, &j))),
+        ],
+        body: mul("__a", "__b"),
+        fold: Some(Fold {
+            wcr: sum_wcr(),
+            identity: Some(Expr::Int(0)),
+        }),
+        finish_reads: vec![],
+        finish: None,
+        out: c,
+        out_at: b.op(c).at_nonunit(&out_idx),
+        out_wcr: None,
+    };
+    b.emit(con)
 }

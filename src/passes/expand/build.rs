@@ -362,6 +362,16 @@ impl<'a> Builder<'a> {
         Ok(Some(self.ops.len() - 1))
     }
 
+    /// The connectors of the node's inputs with data, in edge order.
+    pub fn connected_inputs(&self) -> Vec<String> {
+        self.st
+            .edges
+            .iter()
+            .filter(|e| e.dst == self.id && !e.memlet.is_empty())
+            .map(|e| e.dst_conn.clone().unwrap_or_default())
+            .collect()
+    }
+
     /// The input on connector `conn`.
     pub fn input(&mut self, conn: &str) -> Result<usize> {
         self.take(Some(conn), true)?

@@ -9,14 +9,18 @@
 //! at the top of a state on GPU data is a parallel map that combines into
 //! the element atomically; elsewhere it is one sequential loop.
 //!
-//! One file per node family: [`blas`] (MatMul, Dot, Gemv, Gemm, Ger, Axpy),
-//! [`standard`] (Reduce, Transpose, TensorTranspose), [`gt4py`] (gt4py's
-//! ReduceWithSkipValues); [`build`] holds the common shape.
+//! One file per node family: [`blas`] (MatMul, Dot, Gemv, Gemm, Ger, Axpy,
+//! BatchedMatMul), [`einsum`] (Einsum), [`linalg`] (TensorDot), [`fft`]
+//! (FFT, IFFT), [`standard`] (Reduce, Transpose, TensorTranspose),
+//! [`gt4py`] (gt4py's ReduceWithSkipValues); [`build`] holds the common shape.
 
 mod blas;
 pub mod blascall;
 mod build;
+mod einsum;
+mod fft;
 mod gt4py;
+mod linalg;
 pub mod mpi;
 mod standard;
 
@@ -186,6 +190,7 @@ fn expand_state(
                     | LibraryKind::Gemv { .. }
                     | LibraryKind::Gemm { .. }
             )
+            && !blas::is_batched_matmul(st, arrays, id)
         {
             blas_call(st, arrays, id, in_map, cx, &lib.kind)?;
             continue;
@@ -218,6 +223,16 @@ fn expand_state(
             } => blas::gemm(&mut b, alpha, beta, *trans_a, *trans_b)?,
             LibraryKind::Ger { alpha } => blas::ger(&mut b, alpha)?,
             LibraryKind::Axpy { a } => blas::axpy(&mut b, a)?,
+            LibraryKind::BatchedMatMul { alpha, beta } => {
+                blas::batched_matmul(&mut b, alpha, beta)?
+            }
+            LibraryKind::Einsum { spec, alpha, beta } => einsum::einsum(&mut b, spec, alpha, beta)?,
+            LibraryKind::TensorDot {
+                left_axes,
+                right_axes,
+                permutation,
+            } => linalg::tensordot(&mut b, left_axes, right_axes, permutation.as_deref())?,
+            LibraryKind::Fft { inverse, factor } => fft::dft(&mut b, *inverse, factor)?,
             LibraryKind::ReduceWithSkipValues {
                 wcr,
                 identity,

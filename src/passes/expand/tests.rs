@@ -51,6 +51,10 @@ fn every_library_fixture_expands_to_plain_dataflow() {
         "libnode_ger_axpy",
         "libnode_transpose",
         "libnode_reduce_ops",
+        "libnode_tensordot",
+        "libnode_einsum",
+        "libnode_batched_matmul",
+        "libnode_fft",
         "matmul_libnode",
         "reduce_libnode",
         "softmax",
@@ -188,10 +192,10 @@ fn identities_fit_the_output_type() {
     );
 }
 
-/// What is not implemented is refused by name, at the node: a batched
-/// (3-D) matrix product.
+/// What does not fit is refused by name, at the node: a batched (3-D) by
+/// 2-D matrix product into a 2-D output.
 #[test]
-fn a_batched_matmul_is_refused_at_the_node() {
+fn a_batched_matmul_without_batched_output_is_refused_at_the_node() {
     let mut sdfg = load("matmul_libnode");
     let a = sdfg.arrays.get_mut("A").unwrap();
     a.shape.insert(0, Expr::Int(2));
@@ -222,7 +226,10 @@ fn a_batched_matmul_is_refused_at_the_node() {
     let err = expand(&mut sdfg, crate::options::Blas::None)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("MatMul of 3-D by 2-D operands"), "{err}");
+    assert!(
+        err.contains("batched MatMul of 3-D by 2-D operands into a 2-D output"),
+        "{err}"
+    );
     assert!(err.contains("/nodes/"), "{err}");
 }
 
@@ -454,4 +461,143 @@ fn blas_cublas_refuses_host_operands_and_nodes_in_maps() {
     }
     let err = expand(&mut sdfg, cublas).unwrap_err().to_string();
     assert!(err.contains("complex128 operands"), "{err}");
+}
+
+fn library_kinds(sdfg: &Sdfg) -> Vec<LibraryKind> {
+    all_states(sdfg)
+        .iter()
+        .flat_map(|s| s.nodes.iter())
+        .filter_map(|n| match &n.kind {
+            NodeKind::Library(l) => Some(l.kind.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Sets the alpha and beta of every Einsum node labelled `label`.
+fn set_einsum(sdfg: &mut Sdfg, label: &str, a: Expr, b: Expr) {
+    fn walk(r: &mut Region, label: &str, a: &Expr, b: &Expr) {
+        for blk in &mut r.blocks {
+            if let BlockKind::State(st) = &mut blk.kind {
+                for n in &mut st.nodes {
+                    if n.label == label
+                        && let NodeKind::Library(l) = &mut n.kind
+                        && let LibraryKind::Einsum { alpha, beta, .. } = &mut l.kind
+                    {
+                        *alpha = a.clone();
+                        *beta = b.clone();
+                    }
+                }
+            }
+        }
+    }
+    walk(&mut sdfg.body, label, &a, &b);
+}
+
+#[test]
+fn einsum_strings_parse_as_dace_reads_them() {
+    use super::einsum::Spec;
+    let s = Spec::parse("ij,jk->ik").unwrap();
+    assert_eq!(s.inputs, vec![vec!['i', 'j'], vec!['j', 'k']]);
+    assert_eq!(s.output, vec!['i', 'k']);
+    // Without '->': the sorted indices no later term repeats.
+    assert_eq!(Spec::parse("jk,ij").unwrap().output, vec!['i', 'k']);
+    assert_eq!(Spec::parse("ij,ik,jl").unwrap().output, vec!['k', 'l']);
+    assert_eq!(Spec::parse("i,j->ji").unwrap().bmm(), Some((false, true)));
+    assert_eq!(
+        Spec::parse("bik,bkj->bij").unwrap().bmm(),
+        Some((true, true))
+    );
+    assert_eq!(Spec::parse("i,i->").unwrap().bmm(), Some((false, false)));
+    assert_eq!(Spec::parse("ij,jk,kl->il").unwrap().bmm(), None);
+    assert!(Spec::parse("ij,jk->ix").is_err());
+    assert!(Spec::parse("i j->i").is_err());
+    assert!(Spec::parse("ij->ii").is_err());
+}
+
+/// The fixture's Einsum nodes expand; where DaCe's own expansion drops
+/// alpha or beta, the node is refused by name instead.
+#[test]
+fn einsum_refuses_what_dace_computes_otherwise() {
+    let sdfg = load("libnode_einsum");
+    assert!(
+        library_kinds(&sdfg)
+            .iter()
+            .all(|k| matches!(k, LibraryKind::Einsum { .. }))
+    );
+    // A map without summed indices (DaCe's expansion overwrites beta * out).
+    let mut s = sdfg.clone();
+    set_einsum(&mut s, "diagonal", Expr::Int(1), Expr::Float(1.0));
+    let err = expand(&mut s, crate::options::Blas::None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("'ii->i' with beta and no summed index"),
+        "{err}"
+    );
+    assert!(err.contains("library node 'diagonal'"), "{err}");
+    // Alpha and beta on a matrix product are kept: out = 2 * A @ B + out.
+    let mut s = sdfg.clone();
+    set_einsum(&mut s, "outer", Expr::Float(2.0), Expr::Float(1.0));
+    expand(&mut s, crate::options::Blas::None).unwrap();
+}
+
+/// A batched product with alpha or beta is refused (DaCe's pure
+/// BatchedMatMul ignores them); without, it is one parallel map over the
+/// batch and the output matrix with a sequential sum inside.
+#[test]
+fn batched_matmul_is_a_map_over_batch_and_matrix() {
+    let mut sdfg = load("libnode_batched_matmul");
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
+    let three: Vec<_> = maps(&sdfg)
+        .into_iter()
+        .filter(|(m, s)| s.is_none() && m.params.len() == 3)
+        .collect();
+    assert!(three.len() >= 3, "{three:?}");
+    // --blas openblas leaves batched products to the maps.
+    let mut sdfg = load("libnode_batched_matmul");
+    expand(&mut sdfg, crate::options::Blas::Openblas).unwrap();
+    let mut sdfg = load("libnode_batched_matmul");
+    fn scale(r: &mut Region) {
+        for blk in &mut r.blocks {
+            match &mut blk.kind {
+                BlockKind::State(st) => {
+                    for n in &mut st.nodes {
+                        if let NodeKind::Library(l) = &mut n.kind
+                            && let LibraryKind::MatMul { alpha, .. } = &mut l.kind
+                        {
+                            *alpha = Expr::Float(2.0);
+                        }
+                        if let NodeKind::Nested(ns) = &mut n.kind {
+                            scale(&mut ns.sdfg.body);
+                        }
+                    }
+                }
+                BlockKind::Region(inner) => scale(inner),
+                _ => {}
+            }
+        }
+    }
+    scale(&mut sdfg.body);
+    let err = expand(&mut sdfg, crate::options::Blas::None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("alpha other than 1"), "{err}");
+}
+
+/// FFT's factor `1/N` divides in floating point (not C++'s integer `/`);
+/// IFFT's twiddle has a positive sine.
+#[test]
+fn fft_factors_divide_in_floating_point() {
+    let mut sdfg = load("libnode_fft");
+    let kinds = library_kinds(&sdfg);
+    assert!(
+        kinds
+            .iter()
+            .any(|k| matches!(k, LibraryKind::Fft { inverse: true, .. }))
+    );
+    expand(&mut sdfg, crate::options::Blas::None).unwrap();
+    let code = tasklet_code(&sdfg).join("\n");
+    assert!(code.contains("sin("), "{code}");
+    assert!(!code.contains("1 / N"), "{code}");
 }
