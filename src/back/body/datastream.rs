@@ -201,9 +201,21 @@ impl FnWriter<'_> {
             }
         }
         let room = self.sym(&simplify(&room));
+        // DaCe's class for it, named for readers of both outputs.
+        let class = if self
+            .p
+            .alloc
+            .get(self.sdfg.id, name)
+            .is_some_and(|t| matches!(t.scope, AllocScope::Map(..)))
+        {
+            "ArrayStreamViewThreadlocal"
+        } else {
+            "ArrayStreamView"
+        };
         Ok(format!(
-            "{ty} {name}({}, {room});",
+            "{ty} {name}({}, {room});  // DaCe's {class}: pushes append to {}",
             self.subset_pointer(&v.sink, sd, &c.dst),
+            v.sink
         ))
     }
 

@@ -853,6 +853,20 @@ impl<'a> FnWriter<'a> {
                 ));
             }
         }
+        // A stream output is only pushed to (each assignment pushes).
+        for e in s.own_exprs() {
+            let mut read = None;
+            e.visit_names(&mut |n| {
+                if read.is_none() && conns.get(n).is_some_and(|c| c.push.is_some()) {
+                    read = Some(n.to_string());
+                }
+            });
+            if let Some(n) = read {
+                return refuse(format!(
+                    "reads '{n}', an output into a stream (its assignments push; it has no value)"
+                ));
+            }
+        }
         let scope = Scope {
             conns,
             locals: &locals.types,
