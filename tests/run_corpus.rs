@@ -152,6 +152,36 @@ fn every_cpu_case_passes_in_every_mode() {
     assert_all_passed("runs", tasks.len(), &failures);
 }
 
+/// The stream and consume cases (`fixtures/corpus/stream_*`, DaCe 1.0.2 and
+/// 2.x), in every mode: also part of [`every_cpu_case_passes_in_every_mode`],
+/// on their own for a quick check (`cargo test --test run_corpus stream`).
+#[test]
+fn stream_cases_pass_in_every_mode() {
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = cpu_variants()
+        .into_iter()
+        .filter(|(d, _)| {
+            d.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("stream_")
+        })
+        .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .collect();
+    assert!(tasks.len() >= 10, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
+    assert_all_passed("runs", tasks.len(), &failures);
+}
+
 /// NPBench's kernels (programs nobody on this project wrote): the simplified,
 /// external and auto-optimized SDFG of every kernel, in the default and the
 /// external modes, run with several OpenMP threads on a poisoned workspace.

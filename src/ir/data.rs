@@ -1,4 +1,4 @@
-//! Data containers: arrays, scalars and views, with storage and lifetime.
+//! Data containers: arrays, scalars, views and streams, with storage and lifetime.
 
 use crate::ir::dtype::DType;
 use crate::ir::expr::Expr;
@@ -12,6 +12,9 @@ pub enum DataKind {
     Scalar,
     /// A view into another container (`View` / `ArrayView`).
     View,
+    /// DaCe's `Stream`: a FIFO queue of elements that tasklets push to and
+    /// pop from (`shape` is 1; DaCe's `buffer_size` is a capacity hint only).
+    Stream,
 }
 
 /// Where a container lives (DaCe's `StorageType`).

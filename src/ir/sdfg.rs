@@ -343,6 +343,9 @@ pub struct MapEntry {
     pub unroll: bool,
     /// The matching exit node.
     pub exit: NodeId,
+    /// A consume scope (DaCe's `ConsumeEntry`), not a map: `params` is its
+    /// processing-element index, `range` `0:num_pes`.
+    pub consume: Option<Consume>,
     /// Dynamic map inputs: the input connectors not named `IN_*`, with
     /// their declared types. Each is fed by one memlet (the edge into this
     /// entry at that connector, found by [`State::dynamic_input_edge`]: the
@@ -364,6 +367,20 @@ impl MapEntry {
     pub fn is_dynamic_connector(conn: &str) -> bool {
         !conn.starts_with("IN_")
     }
+}
+
+/// The attributes of a consume scope (DaCe's `Consume`): `num_pes`
+/// processing elements pop the stream feeding the entry's `IN_stream`
+/// connector, and run the scope once per element, until the stream is
+/// empty and no element is being processed.
+#[derive(Clone, Debug)]
+pub struct Consume {
+    /// Number of processing elements.
+    pub num_pes: Expr,
+    /// Elements handed to one run of the scope (only 1 is supported).
+    pub chunksize: i64,
+    /// The quiescence condition (Python), if any.
+    pub condition: Option<CodeBlock>,
 }
 
 /// Type of a tasklet or nested-SDFG connector.

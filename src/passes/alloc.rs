@@ -528,6 +528,24 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         if !uses.sites.contains_key(name) {
             continue;
         }
+        // A stream is an object, not bytes: declared where its scope starts
+        // (or a state member: see `back::body::datastream`), never in the
+        // workspace and never zeroed.
+        if d.kind == DataKind::Stream {
+            let scope = scope_of(uses.sites.get(name), |_, _, one_scope, _| one_scope);
+            p.transients.insert(
+                (sdfg.id, name.clone()),
+                Transient {
+                    memory: Memory::Local,
+                    scope,
+                    zero: false,
+                    top_elements: None,
+                    per_thread: false,
+                    slice: None,
+                },
+            );
+            continue;
+        }
         // On the stack in a map body (as the writer declares them there).
         let small = d.kind == DataKind::Scalar
             || eval_int(&d.total_size, &mut |_| None).is_some_and(|n| n > 0 && n <= 4096);

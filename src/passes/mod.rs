@@ -5,6 +5,7 @@
 pub mod abi;
 pub mod alloc;
 pub mod bounds;
+pub mod datastream;
 pub mod expand;
 pub mod inplace;
 pub mod layout;
@@ -45,6 +46,8 @@ pub struct Program {
     pub gpu: Option<&'static crate::options::Dialect>,
     /// GPU streams (`--streams`).
     pub streams: u32,
+    /// DaCe's Stream containers: which are array stream views.
+    pub data_streams: datastream::StreamPlan,
     /// What `--offload` did (None without it).
     pub offload: Option<offload::OffloadStats>,
     /// The options the program was prepared with.
@@ -114,6 +117,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     } else {
         None
     };
+    let data_streams = datastream::plan(&sdfg, opts)?;
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
     let live = liveness::live_ranges(&sdfg, concurrent);
@@ -152,6 +156,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         layouts,
         gpu,
         streams,
+        data_streams,
         offload: offloaded,
         options: opts.clone(),
         blas_calls,

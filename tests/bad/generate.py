@@ -105,7 +105,10 @@ def library_node(classpath):
 
 
 def consume(d):
-    node(d, 0)["type"] = "ConsumeEntry"
+    """The map entry as a consume scope that takes 4 elements at a time."""
+    n = node(d, 0)
+    n["type"] = "ConsumeEntry"
+    n["attributes"].update(pe_index="__i0", num_pes="2", chunksize=4)
 
 
 def cycle(d):
@@ -200,7 +203,7 @@ CASES = [
     ("shape_is_bool", lambda d: arr(d)["attributes"].__setitem__("shape", True), 1, "expected a sequence", "at /attributes/_arrays/A/attributes/shape", "check"),
     ("unknown_node_type", lambda d: node(d, 1).__setitem__("type", "Frobnicator"), 1, "dataflow node type 'Frobnicator'", "at /nodes/3/nodes/1/type", "check"),
     ("unknown_block_type", lambda d: d["nodes"][2].__setitem__("type", "WhileBlock"), 1, "control-flow block type 'WhileBlock'", "at /nodes/2/type", "check"),
-    ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "data container '__tmp0' of type Stream", "at /attributes/_arrays/__tmp0", "check"),
+    ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "stream '__tmp0': arrays of streams are not supported", "at /attributes/_arrays/__tmp0", "cpp"),
     ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "data container 'B' of type Structure", "at /attributes/_arrays/B", "check"),
     ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "data container 'B' of type Reference", "at /attributes/_arrays/B", "check"),
     ("unknown_container_kind", lambda d: arr(d, "B").__setitem__("type", "Blob"), 1, "unknown data type 'Blob'", "at /attributes/_arrays/B/type", "check"),
@@ -236,7 +239,7 @@ CASES = [
     ("undefined_symbol_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("end", "K"), 1, "uses symbol 'K', which is not defined", "at /nodes/3/edges/", "check"),
     ("undefined_symbol_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("string_data", "(t < TMAX)"), 1, "uses symbol 'TMAX', which is not defined", "at /edges/2", "check"),
     ("unknown_library_node", library_node("dace.libraries.blas.nodes.batched_matmul.BatchedMatMul"), 1, "dace.libraries.blas.nodes.batched_matmul.BatchedMatMul", "at /nodes/3/nodes/1/classpath", "check"),
-    ("consume_entry", consume, 1, "dataflow node type 'ConsumeEntry'", "at /nodes/3/nodes/0/type", "check"),
+    ("consume_entry", consume, 1, "consume scope '_Add__map': chunksize 4 (only 1 is supported)", "at /nodes/3/nodes/0", "cpp"),
     ("cpp_interstate_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("language", "CPP"), 1, "C++ conditions", "at /edges/2/attributes/data/attributes/condition", "check"),
     ("negative_shape", lambda d: arr(d, "B")["attributes"].update(shape=["-5"], total_size="-5"), 1, "negative size -5", "at /attributes/_arrays/B/attributes/shape/0", "check"),
     ("huge_shape", lambda d: arr(d, "B")["attributes"].update(shape=["99999999999999999999"], total_size="99999999999999999999"), 1, "99999999999999999999", "at /attributes/_arrays/B/attributes/shape/0", "check"),
@@ -274,6 +277,8 @@ CASES = [
     ("callback_arity", with_callback("host()", ONE_ARRAY), 1, "callback tasklet '_Add_' in state 'for_139_BinOp_140': calls 'host' with 0 arguments; its type takes 1", "at /nodes/3/nodes/1", "check"),
     ("callback_among_statements", with_callback("host(__in1)\n__out = __in2", ONE_ARRAY), 1, "a callback call among other statements", "at /nodes/3/nodes/1", "check"),
     ("callback_none_argument", with_callback("host()", [None]), 1, "callback argument or return value 'None'", "at /attributes/symbols/host/arguments/0", "check"),
+    # A stream the program takes as an argument (DaCe's Python interface cannot pass one).
+    ("stream_argument", lambda d: arr(d, "A").update(type="Stream", attributes={**arr(d, "A")["attributes"], "shape": ["1"], "total_size": "1"}), 1, "stream 'A': a stream argument of the program", "at /attributes/_arrays/A", "cpp"),
 ]
 
 

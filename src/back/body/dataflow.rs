@@ -93,6 +93,8 @@ impl FnWriter<'_> {
         let mut frees = Vec::new();
         let mut zeroed = BTreeSet::new();
         let p = self.p;
+        // Streams after the arrays (a view's array exists before it).
+        let mut streams = Vec::new();
         for name in p
             .alloc
             .in_scope(sdfg.id, AllocScope::State(ctx.path.to_string()))
@@ -100,6 +102,10 @@ impl FnWriter<'_> {
             let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
+            if d.kind == DataKind::Stream {
+                streams.push((name, d));
+                continue;
+            }
             // Device code allocates nothing (copies of the thread, stack arrays).
             let held = plan.slice.is_some()
                 || (self.in_kernel && plan.memory == Memory::Local)
@@ -118,10 +124,18 @@ impl FnWriter<'_> {
                 self.out.line(z);
             }
         }
+        for (name, d) in streams {
+            let decl = self.stream_decl(name, d)?;
+            self.out.line(decl);
+        }
         // `setzero` access nodes: zero at the start of the state, every time it runs.
         for n in &ctx.st.nodes {
             if let NodeKind::Access(a) = &n.kind
                 && a.setzero
+                && sdfg
+                    .arrays
+                    .get(&a.data)
+                    .is_some_and(|d| d.kind != DataKind::Stream)
                 && zeroed.insert(a.data.clone())
                 && let Some(d) = sdfg.arrays.get(&a.data)
             {
@@ -170,6 +184,7 @@ impl FnWriter<'_> {
                 {
                     self.thread_block_map(ctx, id, m)?
                 }
+                NodeKind::MapEntry(m) if m.consume.is_some() => self.consume(ctx, id, m)?,
                 NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
                 NodeKind::MapExit { .. } => {}
                 NodeKind::Tasklet(t) if self.is_library_call(t) => self.library_call(ctx, id, t)?,
@@ -416,6 +431,8 @@ impl FnWriter<'_> {
         let sdfg = self.sdfg;
         let mut frees = Vec::new();
         let p = self.p;
+        // Streams after the arrays (a view's array exists before it).
+        let mut streams = Vec::new();
         for name in p
             .alloc
             .in_scope(sdfg.id, AllocScope::Map(ctx.path.to_string(), id))
@@ -423,6 +440,10 @@ impl FnWriter<'_> {
             let (Some(plan), Some(d)) = (p.alloc.get(sdfg.id, name), sdfg.arrays.get(name)) else {
                 continue;
             };
+            if d.kind == DataKind::Stream {
+                streams.push((name, d));
+                continue;
+            }
             if plan.slice.is_some() {
                 // The thread's copy, which the kernel computed.
                 let ct = d.dtype.ctype();
@@ -478,6 +499,10 @@ impl FnWriter<'_> {
                 }
                 frees.push(format!("sdfgc_free({name});"));
             }
+        }
+        for (name, d) in streams {
+            let decl = self.stream_decl(name, d)?;
+            self.out.line(decl);
         }
         Ok(frees)
     }
@@ -574,6 +599,15 @@ impl FnWriter<'_> {
         src: &str,
         dst: &str,
     ) -> Result<()> {
+        let stream = |n: &str| {
+            self.sdfg
+                .arrays
+                .get(n)
+                .is_some_and(|d| d.kind == DataKind::Stream)
+        };
+        if stream(src) || stream(dst) {
+            return self.stream_copy(ctx, e, src, dst);
+        }
         let device =
             self.gpu.is_some() && !self.in_kernel && (self.is_device(src) || self.is_device(dst));
         if !(device && self.is_device(src) && !self.is_device(dst)) {
@@ -843,6 +877,23 @@ impl FnWriter<'_> {
                 .arrays
                 .get(&data)
                 .ok_or_else(|| Error::invalid(&edge.path, format!("unknown data '{data}'")))?;
+            if idesc.kind == DataKind::Stream || od.kind == DataKind::Stream {
+                if idesc.kind != od.kind {
+                    return Err(Error::unsupported(
+                        &edge.path,
+                        format!(
+                            "nested SDFG '{}': connector '{c}' joins a stream and a container that is not one",
+                            node.label
+                        ),
+                    ));
+                }
+                params.push(format!(
+                    "{}& {c}",
+                    crate::back::body::datastream::stream_type(idesc)
+                ));
+                args.push(data.clone());
+                continue;
+            }
             let start: Vec<Expr> = match &edge.memlet.subset {
                 Some(s) if s.len() == od.rank() => s.iter().map(|r| r.start.clone()).collect(),
                 _ => vec![Expr::Int(0); od.rank()],

@@ -192,6 +192,29 @@ impl<'a> FnWriter<'a> {
     fn declare_containers(&mut self) -> Result<()> {
         let sdfg = self.sdfg;
         for (name, d) in &sdfg.arrays {
+            if d.kind == DataKind::Stream {
+                // The object itself (a reference parameter of a nested SDFG),
+                // declared where its scope starts (`datastream`).
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                let Some(plan) = self.p.alloc.get(sdfg.id, name) else {
+                    continue;
+                };
+                match &plan.scope {
+                    _ if !d.transient => {}
+                    AllocScope::Function => {
+                        let decl = self.stream_decl(name, d)?;
+                        self.decls.line(decl);
+                    }
+                    AllocScope::Blocks(..) => {
+                        return Err(Error::unsupported(
+                            &d.path,
+                            format!("stream '{name}' sized by a symbol the program assigns"),
+                        ));
+                    }
+                    AllocScope::State(_) | AllocScope::Map(..) => {}
+                }
+                continue;
+            }
             if !d.transient {
                 // Arguments: top-level scalars are values, everything else a pointer.
                 let is_value = sdfg.id == 0 && d.kind == DataKind::Scalar;

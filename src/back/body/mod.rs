@@ -8,6 +8,7 @@ mod callback;
 pub mod constants;
 mod copies;
 mod dataflow;
+pub(crate) mod datastream;
 mod function;
 mod hostsync;
 mod kernel;

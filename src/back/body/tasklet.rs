@@ -20,6 +20,8 @@ struct Conn {
     dtype: DType,
     /// Pointer to the first element of the memlet's subset (indexed by the code).
     pointer: Option<PointerInfo>,
+    /// An output into a stream: each assignment of the code pushes into it.
+    push: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -507,8 +509,24 @@ impl<'a> FnWriter<'a> {
             };
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
-            let (dtype, is_ptr) =
-                connector_kind(t.inputs.get(c), d, sub, indexed.contains(c.as_str()));
+            let stream = d.kind == DataKind::Stream;
+            let (dtype, is_ptr) = if stream {
+                match t.inputs.get(c) {
+                    Some(ConnType::Scalar(ct)) => (*ct, false),
+                    Some(ConnType::Pointer(_)) => {
+                        return Err(Error::unsupported(
+                            &e.path,
+                            format!(
+                                "tasklet '{}': pointer connector '{c}' on a stream",
+                                node.label
+                            ),
+                        ));
+                    }
+                    _ => (d.dtype, false),
+                }
+            } else {
+                connector_kind(t.inputs.get(c), d, sub, indexed.contains(c.as_str()))
+            };
             let var = var_of(c);
             if is_ptr && one_element_pointer(t.inputs.get(c), sub, &indexed, c) {
                 one_element.insert(c.clone());
@@ -524,11 +542,28 @@ impl<'a> FnWriter<'a> {
                         var,
                         dtype,
                         pointer: Some(PointerInfo { strides, wcr: None }),
+                        push: None,
                     },
                 );
             } else {
                 let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
-                let value = convert(&self.element(data, d, &starts), d.dtype, dtype);
+                let element = if !stream {
+                    self.element(data, d, &starts)
+                } else if let Some(v) = self.consumed_element(ctx, ei) {
+                    v
+                } else if e.memlet.dynamic {
+                    // DaCe pops at every read of the name: not compiled.
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': input '{c}' reads stream '{data}' through a dynamic memlet",
+                            node.label
+                        ),
+                    ));
+                } else {
+                    format!("{data}.pop()")
+                };
+                let value = convert(&element, d.dtype, dtype);
                 // DaCe declares input values as copies the code may assign.
                 let cv = if assigned.contains(c.as_str()) {
                     ""
@@ -554,6 +589,7 @@ impl<'a> FnWriter<'a> {
                         var,
                         dtype,
                         pointer: None,
+                        push: None,
                     },
                 );
             }
@@ -568,6 +604,38 @@ impl<'a> FnWriter<'a> {
             };
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+            if d.kind == DataKind::Stream {
+                // Each assignment of the code pushes (DaCe's `DaCeKeywordRemover`);
+                // C++ code calls the stream's `push` itself.
+                if e.memlet.wcr.is_some() || t.inputs.contains_key(c) {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': output '{c}' into stream '{data}' with write-conflict \
+                             resolution or of the same name as an input",
+                            node.label
+                        ),
+                    ));
+                }
+                if declared_outs.insert(c.clone()) {
+                    let var = var_of(c);
+                    match t.code.language {
+                        Language::Python => {
+                            conns.insert(
+                                c.clone(),
+                                Conn {
+                                    var,
+                                    dtype: d.dtype,
+                                    pointer: None,
+                                    push: Some(data.clone()),
+                                },
+                            );
+                        }
+                        Language::Cpp => self.out.line(format!("auto &{var} = {data};")),
+                    }
+                }
+                continue;
+            }
             let (dtype, is_ptr) =
                 connector_kind(t.outputs.get(c), d, sub, indexed.contains(c.as_str()));
             // A dynamic output with write-conflict resolution (a write under a
@@ -620,6 +688,7 @@ impl<'a> FnWriter<'a> {
                             var,
                             dtype,
                             pointer: Some(PointerInfo { strides, wcr }),
+                            push: None,
                         },
                     );
                 }
@@ -637,6 +706,7 @@ impl<'a> FnWriter<'a> {
                             var,
                             dtype: d.dtype,
                             pointer: None,
+                            push: None,
                         },
                     );
                 }
@@ -650,6 +720,7 @@ impl<'a> FnWriter<'a> {
                         var: var.clone(),
                         dtype,
                         pointer: None,
+                        push: None,
                     },
                 );
             }
@@ -782,6 +853,20 @@ impl<'a> FnWriter<'a> {
                 ));
             }
         }
+        // A stream output is only pushed to (each assignment pushes).
+        for e in s.own_exprs() {
+            let mut read = None;
+            e.visit_names(&mut |n| {
+                if read.is_none() && conns.get(n).is_some_and(|c| c.push.is_some()) {
+                    read = Some(n.to_string());
+                }
+            });
+            if let Some(n) = read {
+                return refuse(format!(
+                    "reads '{n}', an output into a stream (its assignments push; it has no value)"
+                ));
+            }
+        }
         let scope = Scope {
             conns,
             locals: &locals.types,
@@ -857,12 +942,20 @@ impl<'a> FnWriter<'a> {
                 let line = match target {
                     Target::Name(n) => {
                         if let Some(c) = conns.get(n) {
-                            if c.pointer.is_some() {
+                            if let Some(s) = &c.push {
+                                if op.is_some() {
+                                    return refuse(format!(
+                                        "augmented assignment to the stream output '{n}'"
+                                    ));
+                                }
+                                format!("{s}.push({rhs});")
+                            } else if c.pointer.is_some() {
                                 return refuse(format!(
                                     "assigns the array connector '{n}' as a whole"
                                 ));
+                            } else {
+                                format!("{} = {rhs};", c.var)
                             }
-                            format!("{} = {rhs};", c.var)
                         } else if locals.types.contains_key(n) {
                             format!("{n} = {rhs};")
                         } else {

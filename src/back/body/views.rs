@@ -227,6 +227,7 @@ mod tests {
             omp_num_threads: 0,
             unroll: false,
             exit: NodeId(exit),
+            consume: None,
             dynamic_inputs: NameMap::default(),
         })
     }

@@ -474,6 +474,15 @@ pub fn write(p: &Program) -> Result<Outputs> {
             };
             let member = member_name(s.id, n);
             let ct = d.dtype.ctype();
+            if d.kind == DataKind::Stream {
+                if crate::back::body::datastream::is_member(p, s.id, n) {
+                    members.push(format!(
+                        "{} {member};",
+                        crate::back::body::datastream::stream_type(d)
+                    ));
+                }
+                continue;
+            }
             if plan.per_thread {
                 let copy = copy_stride_name(&member);
                 members.push(format!(
@@ -740,6 +749,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         if p.gpu.is_some() {
             add(complex::GPU_ATOMICS);
         }
+    }
+    if uses("sdfgc_stream<") || members.iter().any(|m| m.contains("sdfgc_stream<")) {
+        add(crate::back::body::datastream::PRELUDE);
     }
     if cexpr::NUMPY_HELPERS.iter().any(|h| uses(h)) {
         add(cexpr::PRELUDE_NUMPY);

@@ -106,6 +106,29 @@ impl Default for MapDto {
     }
 }
 
+/// `ConsumeEntry` attributes (DaCe's `Consume`).
+#[derive(Deserialize)]
+#[serde(default)]
+pub(super) struct ConsumeDto {
+    pub(super) label: String,
+    pub(super) pe_index: String,
+    pub(super) schedule: String,
+    pub(super) chunksize: i64,
+    pub(super) condition: Option<CodeDto>,
+}
+
+impl Default for ConsumeDto {
+    fn default() -> Self {
+        ConsumeDto {
+            label: String::new(),
+            pe_index: String::new(),
+            schedule: "Default".into(),
+            chunksize: 1,
+            condition: None,
+        }
+    }
+}
+
 /// Also read by reference: the connectors.
 #[derive(Deserialize, Default)]
 #[serde(default)]

@@ -83,6 +83,7 @@ impl Reader {
                     omp_num_threads: a.omp_num_threads,
                     unroll: a.unroll,
                     exit,
+                    consume: None,
                 })
             }
             "MapExit" => {
@@ -121,7 +122,17 @@ impl Reader {
                 })
             }
             "LibraryNode" => NodeKind::Library(self.library(v, path)?),
-            "ConsumeEntry" | "ConsumeExit" | "PipelineEntry" | "PipelineExit" => {
+            "ConsumeEntry" => self.consume_entry(v, path, ids)?,
+            "ConsumeExit" => {
+                let entry = NodeId(lookup(
+                    ids,
+                    v.get("scope_entry"),
+                    || ptr(path, "scope_entry"),
+                    "consume entry",
+                )?);
+                NodeKind::MapExit { entry }
+            }
+            "PipelineEntry" | "PipelineExit" => {
                 return Err(Error::unsupported(
                     ptr(path, "type"),
                     format!("dataflow node type '{t}'"),
@@ -140,6 +151,58 @@ impl Reader {
             kind,
             path: path.to_string(),
         })
+    }
+
+    /// A `ConsumeEntry`, as a [`MapEntry`] over its processing elements
+    /// (`pe_index` in `0:num_pes`) with the consume's own attributes.
+    fn consume_entry(&mut self, v: &Json, path: &str, ids: &Ids) -> Result<NodeKind> {
+        let ap = ptr(path, "attributes");
+        let attrs = v.get("attributes");
+        let a: ConsumeDto = dto(attrs, &ap)?;
+        if a.pe_index.is_empty() {
+            return Err(Error::format(&ap, "consume entry without 'pe_index'"));
+        }
+        let num_pes = match member(attrs, "num_pes") {
+            Some(n) => located(|p| sym(n, p), || ptr(&ap, "num_pes"))?,
+            None => Expr::Int(1),
+        };
+        let exit = NodeId(lookup(
+            ids,
+            v.get("scope_exit"),
+            || ptr(path, "scope_exit"),
+            "consume exit",
+        )?);
+        let condition = match a.condition {
+            Some(c) if !c.string_data.trim().is_empty() => Some(code_block(
+                Some(c),
+                Language::Python,
+                &ptr(&ap, "condition"),
+                &|| format!("the condition of consume '{}'", a.label),
+            )?),
+            _ => None,
+        };
+        Ok(NodeKind::MapEntry(MapEntry {
+            label: a.label,
+            params: vec![a.pe_index],
+            range: vec![RangeDim {
+                start: Expr::Int(0),
+                end: Expr::bin(BinaryOp::Sub, num_pes.clone(), Expr::Int(1)),
+                step: Expr::Int(1),
+                tile: Expr::Int(1),
+            }],
+            schedule: schedule(Some(&a.schedule), &ptr(&ap, "schedule"))?,
+            collapse: 1,
+            gpu_block_size: None,
+            omp_num_threads: 0,
+            unroll: false,
+            exit,
+            consume: Some(Consume {
+                num_pes,
+                chunksize: a.chunksize,
+                condition,
+            }),
+            dynamic_inputs: NameMap::default(),
+        }))
     }
 
     pub(super) fn tasklet(

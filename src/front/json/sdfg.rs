@@ -104,7 +104,8 @@ impl Reader {
             "Array" => DataKind::Array,
             "Scalar" => DataKind::Scalar,
             "View" | "ArrayView" => DataKind::View,
-            "Stream" | "Structure" | "StructureView" | "Reference" | "ArrayReference"
+            "Stream" => DataKind::Stream,
+            "Structure" | "StructureView" | "Reference" | "ArrayReference"
             | "StructureReference" | "ContainerArray" | "Tensor" => {
                 return Err(Error::unsupported(
                     path,

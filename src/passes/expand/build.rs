@@ -510,6 +510,7 @@ impl<'a> Builder<'a> {
                 omp_num_threads: 0,
                 unroll: false,
                 exit: exit_id,
+                consume: None,
                 dynamic_inputs: NameMap::default(),
             }),
         );

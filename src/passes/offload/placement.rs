@@ -337,6 +337,7 @@ pub(super) fn wrap_in_kernel(st: &mut State, id: NodeId) {
             omp_num_threads: 0,
             unroll: false,
             exit,
+            consume: None,
             dynamic_inputs: NameMap::default(),
         }),
         path: path.clone(),
