@@ -189,6 +189,19 @@ def raw(text):
     return ("raw", text)
 
 
+def mpi_fixture(name, mutate):
+    """An MPI fixture (fixtures/mpi, DaCe 1.0.2) with one defect, as raw text."""
+    with open(os.path.join(ROOT, "fixtures", "mpi", name + ".sdfg")) as f:
+        d = strip(json.load(f))
+    mutate(d)
+    return raw(json.dumps(d, indent=1))
+
+
+def bool_buffers(d):
+    for a in ("inbuf", "outbuf"):
+        d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
+
+
 # (name, mutation or raw text, exit code, message fragment, location fragment, command)
 CASES = [
     ("empty_file", raw(""), 1, "EOF while parsing", "line 1", "check"),
@@ -279,6 +292,9 @@ CASES = [
     ("callback_none_argument", with_callback("host()", [None]), 1, "callback argument or return value 'None'", "at /attributes/symbols/host/arguments/0", "check"),
     # A stream the program takes as an argument (DaCe's Python interface cannot pass one).
     ("stream_argument", lambda d: arr(d, "A").update(type="Stream", attributes={**arr(d, "A")["attributes"], "shape": ["1"], "total_size": "1"}), 1, "stream 'A': a stream argument of the program", "at /attributes/_arrays/A", "cpp"),
+    # MPI: a buffer without an MPI datatype, a grid no Dummy node declares.
+    ("mpi_bool_buffer", mpi_fixture("allreduce_sum", bool_buffers), 1, "no MPI datatype for it", "at /nodes/0/nodes/", "cpp"),
+    ("mpi_unknown_grid", mpi_fixture("grid_bcast", lambda d: d["nodes"][0]["nodes"][8]["attributes"].update(grid="__nogrid")), 1, "MPI Bcast on process grid '__nogrid', which the SDFG does not declare", "at /nodes/0/nodes/8", "cpp"),
 ]
 
 
