@@ -98,6 +98,17 @@ const CONNECTORS: &[(&str, &str, &str)] = &[
     ("_rdistrarray", "redistribution", "redistr"),
 ];
 
+/// The calls whose DaCe 2.x expansion calls on the `_grid` connector's
+/// communicator (the others call on `MPI_COMM_WORLD` whatever it is).
+const GRID_CALLS: &[MpiCall] = &[
+    MpiCall::Bcast,
+    MpiCall::Reduce,
+    MpiCall::Allreduce,
+    MpiCall::Alltoall,
+    MpiCall::Isend,
+    MpiCall::Irecv,
+];
+
 /// Turns the edges between the access nodes of distributed descriptors and
 /// MPI library nodes into the nodes' attributes and removes those access
 /// nodes (see the module documentation).
@@ -209,6 +220,7 @@ fn attach_state(st: &mut State, descs: &NameMap<Distributed>) -> Result<()> {
         };
         lib.inputs.retain(|c| c != conn);
         let LibraryKind::Mpi {
+            call,
             grid,
             names,
             descriptors,
@@ -217,6 +229,29 @@ fn attach_state(st: &mut State, descs: &NameMap<Distributed>) -> Result<()> {
         else {
             return Err(not_mpi());
         };
+        if attr.is_empty() && *call != MpiCall::Dummy {
+            return Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "MPI {call:?} '{}' reads the process grid '{name}' on '{conn}' (a sub-grid's Dummy node's connector)",
+                    lib.name
+                ),
+            ));
+        }
+        if attr == "grid" && !GRID_CALLS.contains(call) {
+            return Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "MPI {call:?} '{}' on the process grid '{name}': DaCe 2.x's {call:?} ignores '_grid' and calls on MPI_COMM_WORLD (only {} take a grid)",
+                    lib.name,
+                    GRID_CALLS
+                        .iter()
+                        .map(|c| format!("{c:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         *descriptors = true;
         match attr {
             "" => {}

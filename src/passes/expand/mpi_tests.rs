@@ -341,4 +341,16 @@ fn dace_2_descriptors_misused_are_refused_by_name() {
     assert!(err.contains("process grid 'grid'"), "{err}");
     assert!(err.contains("connector '_comm'"), "{err}");
     assert!(err.contains("/edges/"), "{err}");
+
+    // A grid on a call whose DaCe 2.x expansion ignores it (Allgather).
+    let t = text("grid_bcast.v2").replace(
+        "dace.libraries.mpi.nodes.bcast.Bcast",
+        "dace.libraries.mpi.nodes.allgather.Allgather",
+    );
+    let err = crate::front::json::load_str(&t).unwrap_err().to_string();
+    assert!(
+        err.contains("MPI Allgather '_Bcast_' on the process grid 'grid'"),
+        "{err}"
+    );
+    assert!(err.contains("ignores '_grid'"), "{err}");
 }
