@@ -133,7 +133,10 @@ if ! command -v mpicxx >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; t
         exit 1
     fi
 fi
-if ! "$VENV/bin/python" -c 'import mpi4py' >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet mpi4py
-fi
-echo "mpi: $(mpirun --version 2>&1 | head -1), mpi4py $("$VENV/bin/python" -c 'import mpi4py; print(mpi4py.__version__)')"
+# In both DaCe venvs: the fixtures run under DaCe 1.0.2 and 2.x (*.v2.sdfg).
+for py in "$VENV/bin/python" "$GT/bin/python"; do
+    if ! "$py" -c 'import mpi4py' >/dev/null 2>&1; then
+        "$py" -m pip install --quiet mpi4py
+    fi
+done
+echo "mpi: $(mpirun --version 2>&1 | head -1), mpi4py $("$VENV/bin/python" -c 'import mpi4py; print(mpi4py.__version__)') ($VENV), $("$GT/bin/python" -c 'import mpi4py; print(mpi4py.__version__)') ($GT)"

@@ -7,6 +7,10 @@
 //! cases) in persistent, 1 in the SDFG's own lifetimes (every mode on every
 //! size: `run_mpi.py check` by hand, see docs/mpi.md). Needs Open MPI and mpi4py in build/venv-dace
 //! (scripts/install-test-tools.sh; `$SDFGC_MPI_PYTHON` names another Python).
+//! The fixtures DaCe 2.x saved (`<case>.v2.sdfg`, descriptors for grids,
+//! subarrays and redistributions) run on 4 ranks in the external mode
+//! against DaCe 2.x's outputs, with build/venv-gt4py's Python
+//! (`$SDFGC_MPI_PYTHON_V2`).
 //!
 //! The generated files of every fixture (default and external modes) are
 //! snapshots, and each builds with `-Wall -Wextra -Werror` and MPI's flags
@@ -24,7 +28,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every fixture: `fixtures/mpi/<case>.sdfg`.
+/// Every fixture: `fixtures/mpi/<case>.sdfg` (DaCe 1.0.2) and
+/// `fixtures/mpi/<case>.v2.sdfg` (DaCe 2.x).
 fn files() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/mpi"))
         .unwrap()
@@ -32,7 +37,7 @@ fn files() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "sdfg"))
         .collect();
     out.sort();
-    assert!(out.len() >= 11, "only {} MPI fixtures", out.len());
+    assert!(out.len() >= 21, "only {} MPI fixtures", out.len());
     out
 }
 
@@ -55,7 +60,12 @@ fn generated_code_matches_the_snapshots() {
     settings.bind(|| {
         for file in files() {
             for mode in MODES {
-                let stem = file.file_stem().unwrap().to_string_lossy().to_string();
+                // `<case>.v2.sdfg` (DaCe 2.x): `mpi_<case>_v2__...`.
+                let stem = file
+                    .file_stem()
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('.', "_");
                 let mode_name = mode
                     .map(|m| format!("{m:?}").to_lowercase())
                     .unwrap_or_else(|| "default".into());
@@ -121,18 +131,36 @@ fn every_program_builds_without_warnings() {
     }
 }
 
-fn python() -> PathBuf {
-    match std::env::var_os("SDFGC_MPI_PYTHON") {
+/// The Python with DaCe 1.0.2 (or, `v2`, DaCe 2.x) and mpi4py:
+/// `$SDFGC_MPI_PYTHON` (`$SDFGC_MPI_PYTHON_V2`), else build/venv-dace
+/// (build/venv-gt4py).
+fn python(v2: bool) -> PathBuf {
+    let (var, venv) = if v2 {
+        ("SDFGC_MPI_PYTHON_V2", "build/venv-gt4py/bin/python")
+    } else {
+        ("SDFGC_MPI_PYTHON", "build/venv-dace/bin/python")
+    };
+    match std::env::var_os(var) {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("build/venv-dace/bin/python"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(venv),
     }
 }
 
 /// Runs `run_mpi.py check` on `ranks` processes in `modes` and asserts that
 /// all `rank_runs` (cases x modes x 2 calls x ranks) match DaCe.
 fn check_on(ranks: u32, modes: &str, rank_runs: u32) {
+    check_with(python(false), ranks, modes, rank_runs);
+}
+
+/// [`check_on`] with a given Python: its DaCe picks the fixtures
+/// (`<case>.v2.sdfg` and their references under DaCe 2.x).
+fn check_with(python: PathBuf, ranks: u32, modes: &str, rank_runs: u32) {
     let root = root();
-    let cache = std::env::temp_dir().join(format!("sdfgc-mpi-test-{}-{ranks}", std::process::id()));
+    let cache = std::env::temp_dir().join(format!(
+        "sdfgc-mpi-test-{}-{ranks}-{}",
+        std::process::id(),
+        rank_runs
+    ));
     let out = Command::new("mpirun")
         .args([
             "--allow-run-as-root",
@@ -140,7 +168,7 @@ fn check_on(ranks: u32, modes: &str, rank_runs: u32) {
             "-np",
             &ranks.to_string(),
         ])
-        .arg(python())
+        .arg(python)
         .arg(root.join("fixtures/mpi/run_mpi.py"))
         .args(["check", "--modes", modes])
         .env("SDFGC", env!("CARGO_BIN_EXE_sdfgc"))
@@ -189,4 +217,12 @@ fn mpi_fixtures_match_dace_on_2_ranks() {
 fn mpi_fixtures_match_dace_on_1_rank() {
     // 8 cases x 2 calls on one rank.
     check_on(1, "default", 16);
+}
+
+#[test]
+fn dace_2_mpi_fixtures_match_dace_2_on_4_ranks() {
+    // The DaCe 2.x fixtures (`<case>.v2.sdfg`: process grids, subarrays and
+    // redistributions as data descriptors; no `ring`) against DaCe 2.x's own
+    // library, through DaCe 2.x's CompiledSDFG: 10 cases x 2 calls x 4 ranks.
+    check_with(python(true), 4, "external", 80);
 }

@@ -579,6 +579,11 @@ pub enum LibraryKind {
         /// `subarray_type`, `scatter_grid`/`gather_grid` and
         /// `bcast_grid`/`reduce_grid`, by attribute name.
         names: Vec<(String, String)>,
+        /// The grids, subarrays and redistribution are DaCe 2.x data
+        /// descriptors read through connectors (`_grid`, `_scatter_grid`,
+        /// ...): a grid's communicator is the state field `<grid>`, not
+        /// DaCe 1.0.2's `<grid>_comm`.
+        descriptors: bool,
     },
 }
 
@@ -722,6 +727,40 @@ impl Memlet {
 }
 
 impl State {
+    /// Removes `dead` nodes and the edges that still touch them; renumbers the
+    /// rest (scopes, map entry/exit links, edge ends).
+    pub fn remove_nodes(&mut self, dead: &[NodeId]) {
+        let n = self.nodes.len();
+        let mut new_id = vec![None; n];
+        let mut k = 0u32;
+        for (i, slot) in new_id.iter_mut().enumerate() {
+            if !dead.contains(&NodeId(i as u32)) {
+                *slot = Some(NodeId(k));
+                k += 1;
+            }
+        }
+        let map = |id: NodeId| new_id[id.index()];
+        self.edges
+            .retain(|e| map(e.src).is_some() && map(e.dst).is_some());
+        for e in &mut self.edges {
+            e.src = map(e.src).expect("kept");
+            e.dst = map(e.dst).expect("kept");
+        }
+        let old = std::mem::take(&mut self.nodes);
+        for (i, mut node) in old.into_iter().enumerate() {
+            if new_id[i].is_none() {
+                continue;
+            }
+            node.scope = node.scope.and_then(map);
+            match &mut node.kind {
+                NodeKind::MapEntry(m) => m.exit = map(m.exit).unwrap_or(m.exit),
+                NodeKind::MapExit { entry } => *entry = map(*entry).unwrap_or(*entry),
+                _ => {}
+            }
+            self.nodes.push(node);
+        }
+    }
+
     /// The scope entries around node `id`, innermost first (a scope cycle,
     /// which validation refuses, ends the walk).
     pub fn enclosing_scopes(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {

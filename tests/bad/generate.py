@@ -190,7 +190,7 @@ def raw(text):
 
 
 def mpi_fixture(name, mutate):
-    """An MPI fixture (fixtures/mpi, DaCe 1.0.2) with one defect, as raw text."""
+    """An MPI fixture (fixtures/mpi, DaCe 1.0.2 or, `<case>.v2`, 2.x) with one defect, as raw text."""
     with open(os.path.join(ROOT, "fixtures", "mpi", name + ".sdfg")) as f:
         d = strip(json.load(f))
     mutate(d)
@@ -295,6 +295,8 @@ CASES = [
     # MPI: a buffer without an MPI datatype, a grid no Dummy node declares.
     ("mpi_bool_buffer", mpi_fixture("allreduce_sum", bool_buffers), 1, "no MPI datatype for it", "at /nodes/0/nodes/", "cpp"),
     ("mpi_unknown_grid", mpi_fixture("grid_bcast", lambda d: d["nodes"][0]["nodes"][8]["attributes"].update(grid="__nogrid")), 1, "MPI Bcast on process grid '__nogrid', which the SDFG does not declare", "at /nodes/0/nodes/8", "cpp"),
+    # DaCe 2.x: a ProcessGrid descriptor on a connector that takes none.
+    ("mpi_v2_grid_on_another_connector", mpi_fixture("grid_bcast.v2", lambda d: d["nodes"][3]["edges"][0].update(dst_connector="_comm")), 1, "process grid 'grid' read by '_Bcast_' on connector '_comm'", "at /nodes/3/edges/0", "check"),
 ]
 
 

@@ -17,6 +17,7 @@ use crate::front::tree_de::{AnyMap, AnySeq};
 use crate::ir::*;
 
 mod control;
+mod distributed;
 mod dto;
 mod fields;
 mod ids;

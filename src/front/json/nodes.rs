@@ -312,6 +312,7 @@ impl Reader {
                     fcomm: text("fcomm"),
                     fields,
                     names,
+                    descriptors: false,
                 }
             }
             "Reduce" => {

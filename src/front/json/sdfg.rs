@@ -46,9 +46,19 @@ impl Reader {
         }
         let arrp = ptr(&ap, "_arrays");
         let mut arrays = NameMap::default();
+        let mut distributed = NameMap::default();
         for (k, d) in entries(av, "_arrays") {
-            arrays.insert(k.to_string(), self.data(d, &ptr(&arrp, k), k)?);
+            let p = ptr(&arrp, k);
+            match distributed::descriptor(type_of(d, &p)?, d, &p)? {
+                Some(x) => {
+                    distributed.insert(k.to_string(), x);
+                }
+                None => {
+                    arrays.insert(k.to_string(), self.data(d, &p, k)?);
+                }
+            }
         }
+        distributed.sort_keys();
         let symp = ptr(&ap, "symbols");
         let mut symbols = NameMap::default();
         let mut callbacks = NameMap::default();
@@ -73,12 +83,17 @@ impl Reader {
         symbols.sort_keys();
         callbacks.sort_keys();
         constants.sort_keys();
-        let redistributions = redistributions(av, &ap)?;
+        let mut redistributions = redistributions(av, &ap)?;
+        for (k, v) in distributed::redistributions(&distributed, &ap)? {
+            redistributions.insert(k, v);
+        }
+        redistributions.sort_keys();
         let outer_callbacks =
             std::mem::replace(&mut self.callbacks, callbacks.keys().cloned().collect());
         let body = self.region(v, path, RegionKind::Plain);
         self.callbacks = outer_callbacks;
-        let body = body?;
+        let mut body = body?;
+        distributed::attach(&mut body, &distributed)?;
         self.depth -= 1;
         Ok(Sdfg {
             id,

@@ -137,6 +137,7 @@ fn expand_state(
             fcomm,
             fields,
             names,
+            descriptors,
         } = &lib.kind
         {
             let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
@@ -154,6 +155,7 @@ fn expand_state(
                 fcomm.as_deref(),
                 fields,
                 names,
+                *descriptors,
                 &cx.grids,
                 &cx.redistributions,
             )? {
@@ -251,7 +253,7 @@ fn expand_state(
         }
         b.finish()?;
     }
-    remove_nodes(st, &dead);
+    st.remove_nodes(&dead);
     Ok(())
 }
 
@@ -299,40 +301,6 @@ fn blas_call(
     st.nodes[id.index()].kind = NodeKind::Tasklet(call.tasklet);
     cx.calls += 1;
     Ok(())
-}
-
-/// Removes `dead` nodes and the edges that still touch them; renumbers the
-/// rest (scopes, map entry/exit links, edge ends).
-fn remove_nodes(st: &mut State, dead: &[NodeId]) {
-    let n = st.nodes.len();
-    let mut new_id = vec![None; n];
-    let mut k = 0u32;
-    for (i, slot) in new_id.iter_mut().enumerate() {
-        if !dead.contains(&NodeId(i as u32)) {
-            *slot = Some(NodeId(k));
-            k += 1;
-        }
-    }
-    let map = |id: NodeId| new_id[id.index()];
-    st.edges
-        .retain(|e| map(e.src).is_some() && map(e.dst).is_some());
-    for e in &mut st.edges {
-        e.src = map(e.src).expect("kept");
-        e.dst = map(e.dst).expect("kept");
-    }
-    let old = std::mem::take(&mut st.nodes);
-    for (i, mut node) in old.into_iter().enumerate() {
-        if new_id[i].is_none() {
-            continue;
-        }
-        node.scope = node.scope.and_then(map);
-        match &mut node.kind {
-            NodeKind::MapEntry(m) => m.exit = map(m.exit).unwrap_or(m.exit),
-            NodeKind::MapExit { entry } => *entry = map(*entry).unwrap_or(*entry),
-            _ => {}
-        }
-        st.nodes.push(node);
-    }
 }
 
 /// True if a tasklet of the SDFG or of an SDFG nested in it calls into the

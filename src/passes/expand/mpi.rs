@@ -22,10 +22,11 @@
 //! includes `<mpi.h>` and initialises MPI in `__dace_init_*` unless the
 //! application has (see `back::cpp`).
 //!
-//! Refused by name: nonblocking calls (Isend, Irecv, Wait, Waitall: their
-//! request arrays are DaCe opaque `MPI_Request` data), process-grid
-//! communicators (`grid`, `fcomm`, Dummy state fields), a node inside a map,
-//! data in GPU memory, element types MPI has no type for here.
+//! Process grids (`__state-><grid>_comm`, DaCe 2.x: `__state-><grid>`),
+//! subarrays and redistributions use the state fields the Dummy nodes
+//! declare (DaCe 2.x's descriptors: `front::json::distributed`). Refused by
+//! name: a node inside a map, data in GPU memory, element types MPI has no
+//! type for here, grids and subarrays no Dummy node declares.
 
 use crate::diag::Result;
 use crate::ir::cexpr::to_cpp;
@@ -224,6 +225,7 @@ fn block_call(
     call: MpiCall,
     names: &[(String, String)],
     declared: &[String],
+    descriptors: bool,
 ) -> Result<String> {
     let name = |k: &str| names.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let scatter = call == MpiCall::BlockScatter;
@@ -242,8 +244,9 @@ fn block_call(
             "MPI {call:?} on subarray '{subarray}', which the SDFG does not declare (no Dummy node has the field 'MPI_Datatype {subarray};')"
         )));
     }
+    let mut comms = Vec::new();
     for g in std::iter::once(grid).chain(extra) {
-        communicator(b, call, Some(g), declared)?;
+        comms.push(communicator(b, call, Some(g), declared, descriptors)?);
     }
     let i = b.input("_inp_buffer")?;
     let o = b.output("_out_buffer")?;
@@ -256,24 +259,26 @@ fn block_call(
     let (inp, out) = (&b.op(i).conn, &b.op(o).conn);
     let sa = format!("__state->{subarray}");
     let v = format!("__state->{grid}");
+    let vc = &comms[0];
+    let ec = comms.get(1).cloned().unwrap_or_default();
     Ok(if scatter {
         let mut code = format!(
-            "if ({v}_valid) {{\n    MPI_Scatterv({inp}, {sa}_counts, {sa}_displs, {sa}, {out}, static_cast<int>({n}), {t}, 0, {v}_comm);\n}}\n"
+            "if ({v}_valid) {{\n    MPI_Scatterv({inp}, {sa}_counts, {sa}_displs, {sa}, {out}, static_cast<int>({n}), {t}, 0, {vc});\n}}\n"
         );
         if let Some(e) = extra {
             code.push_str(&format!(
-                "if (__state->{e}_valid) {{\n    MPI_Bcast({out}, static_cast<int>({n}), {t}, 0, __state->{e}_comm);\n}}\n"
+                "if (__state->{e}_valid) {{\n    MPI_Bcast({out}, static_cast<int>({n}), {t}, 0, {ec});\n}}\n"
             ));
         }
         code
     } else {
         let gather = format!(
-            "MPI_Gatherv({inp}, static_cast<int>({n}), {t}, {out}, {sa}_counts, {sa}_displs, {sa}, 0, {v}_comm);"
+            "MPI_Gatherv({inp}, static_cast<int>({n}), {t}, {out}, {sa}_counts, {sa}_displs, {sa}, 0, {vc});"
         );
         match extra {
             // The reduction writes the input (DaCe's expansion).
             Some(e) => format!(
-                "if ({v}_valid) {{\n    MPI_Reduce(MPI_IN_PLACE, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, __state->{e}_rank, __state->{e}_comm);\n    {gather}\n}} else if (__state->{e}_valid) {{\n    MPI_Reduce({inp}, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, 0, __state->{e}_comm);\n}}\n",
+                "if ({v}_valid) {{\n    MPI_Reduce(MPI_IN_PLACE, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, __state->{e}_rank, {ec});\n    {gather}\n}} else if (__state->{e}_valid) {{\n    MPI_Reduce({inp}, const_cast<{ct} *>({inp}), static_cast<int>({n}), {t}, MPI_SUM, 0, {ec});\n}}\n",
                 ct = d.dtype.ctype()
             ),
             None => format!("if ({v}_valid) {{\n    {gather}\n}}\n"),
@@ -291,6 +296,7 @@ fn redistribute(
     names: &[(String, String)],
     declared: &[String],
     redistributions: &[(String, (String, String))],
+    descriptors: bool,
 ) -> Result<String> {
     let r = names
         .iter()
@@ -312,7 +318,7 @@ fn redistribute(
         )));
     }
     for g in [&ga, &gb] {
-        communicator(b, MpiCall::Redistribute, Some(g), declared)?;
+        communicator(b, MpiCall::Redistribute, Some(g), declared, descriptors)?;
     }
     let i = b.input("_inp_buffer")?;
     let o = b.output("_out_buffer")?;
@@ -488,24 +494,36 @@ fn declares(fields: &[String], decl: &str) -> bool {
     fields.iter().any(|f| norm(f) == want)
 }
 
-/// The communicator of a call: a process grid's (`__state-><grid>_comm`,
-/// declared by a Dummy node of the SDFG, as DaCe's frontend writes it), else
-/// `MPI_COMM_WORLD`.
+/// The communicator of a call: a process grid's (`__state-><grid>_comm` in
+/// DaCe 1.0.2, `__state-><grid>` in 2.x, declared by a Dummy node of the
+/// SDFG, as DaCe's frontend writes it), else `MPI_COMM_WORLD`.
 fn communicator(
     b: &Builder,
     call: MpiCall,
     grid: Option<&str>,
     fields: &[String],
+    descriptors: bool,
 ) -> Result<String> {
     let Some(g) = grid else {
         return Ok("MPI_COMM_WORLD".to_string());
     };
-    if !declares(fields, &format!("MPI_Comm {g}_comm;")) {
+    let field = comm_field(g, descriptors);
+    if !declares(fields, &format!("MPI_Comm {field};")) {
         return Err(b.invalid(format_args!(
-            "MPI {call:?} on process grid '{g}', which the SDFG does not declare (no Dummy node has the field 'MPI_Comm {g}_comm;')"
+            "MPI {call:?} on process grid '{g}', which the SDFG does not declare (no Dummy node has the field 'MPI_Comm {field};')"
         )));
     }
-    Ok(format!("__state->{g}_comm"))
+    Ok(format!("__state->{field}"))
+}
+
+/// The state field of a grid's communicator: `<grid>` for DaCe 2.x's
+/// `ProcessGrid` descriptors, `<grid>_comm` for DaCe 1.0.2's grids.
+fn comm_field(grid: &str, descriptors: bool) -> String {
+    if descriptors {
+        grid.to_string()
+    } else {
+        format!("{grid}_comm")
+    }
 }
 
 /// The call for an MPI node; None for a node that calls nothing (Dummy
@@ -521,6 +539,7 @@ pub(super) fn call(
     fcomm: Option<&str>,
     fields: &[String],
     names: &[(String, String)],
+    descriptors: bool,
     declared: &[String],
     redistributions: &[(String, (String, String))],
 ) -> Result<Option<Tasklet>> {
@@ -553,7 +572,7 @@ pub(super) fn call(
             head = format!("MPI_Comm __sdfgc_comm = MPI_Comm_f2c({f});\n");
             "__sdfgc_comm".to_string()
         }
-        _ => communicator(b, call, grid, declared)?,
+        _ => communicator(b, call, grid, declared, descriptors)?,
     };
     let world = comm.as_str();
     let mut pre = String::new();
@@ -746,10 +765,10 @@ pub(super) fn call(
             code.push_str(&line);
         }
         MpiCall::BlockScatter | MpiCall::BlockGather => {
-            code = block_call(b, call, names, declared)?;
+            code = block_call(b, call, names, declared, descriptors)?;
         }
         MpiCall::Redistribute => {
-            code = redistribute(b, names, declared, redistributions)?;
+            code = redistribute(b, names, declared, redistributions, descriptors)?;
         }
         MpiCall::Dummy => unreachable!("handled above"),
     }

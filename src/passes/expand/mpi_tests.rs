@@ -1,4 +1,4 @@
-//! The MPI nodes (fixtures/mpi, saved by DaCe 1.0.2): each becomes one C++
+//! The MPI nodes (fixtures/mpi, saved by DaCe 1.0.2 and 2.x): each becomes one C++
 //! tasklet of DaCe's MPI environment with the call, counts and datatypes of
 //! DaCe's expansion; what is not implemented is refused at the node.
 
@@ -259,4 +259,98 @@ fn grids_requests_subarrays_and_redistribution_become_mpi_calls() {
         fields.iter().any(|f| f == "MPI_Comm __pgrid_comm;"),
         "{fields:?}"
     );
+}
+
+/// DaCe 2.x (`<case>.v2.sdfg`): process grids, subarrays and
+/// redistributions are `_arrays` descriptors read on connectors; the calls
+/// use the grid's communicator field `<grid>` and the same datatypes.
+#[test]
+fn dace_2_descriptors_become_the_same_mpi_calls() {
+    for (case, descs, calls) in [
+        (
+            "grid_bcast.v2",
+            &["grid", "rows"][..],
+            &[
+                "MPI_Bcast(_outbuffer, static_cast<int>(N), MPI_DOUBLE, static_cast<int>(_root), __state->grid);",
+                "MPI_Bcast(_outbuffer, static_cast<int>(M), MPI_LONG_LONG, static_cast<int>(_root), __state->rows);",
+            ][..],
+        ),
+        (
+            "block_scatter_gather.v2",
+            &["grid", "__tmp0", "__tmp1"][..],
+            &[
+                "if (__state->grid_valid) {\n    MPI_Scatterv(_inp_buffer, __state->__tmp0_counts, __state->__tmp0_displs, __state->__tmp0, _out_buffer",
+                "__state->__tmp1_counts, __state->__tmp1_displs, __state->__tmp1, 0, __state->grid);",
+            ][..],
+        ),
+        (
+            "redistribute_2d.v2",
+            &["a_grid", "b_grid", "a_arr", "b_arr", "__tmp0"][..],
+            &[
+                "MPI_Isend(_inp_buffer, 1, __state->__tmp0_send_types[__idx]",
+                "if (__state->a_grid_valid)",
+                "if (__state->b_grid_valid)",
+            ][..],
+        ),
+    ] {
+        let mut sdfg = load(case);
+        // Descriptors are no containers: nothing to allocate or pass.
+        for &d in descs {
+            assert!(!sdfg.arrays.contains_key(d), "{case}: '{d}' is a container");
+        }
+        expand(&mut sdfg, crate::options::Blas::None).expect("expands");
+        let code = mpi_code(&sdfg).join("\n");
+        for c in calls {
+            assert!(code.contains(c), "{case}: no '{c}' in\n{code}");
+        }
+        assert!(!code.contains("_comm"), "{case}: a 1.0.2 field in\n{code}");
+        assert_eq!(library_nodes(&sdfg), 0, "{case}");
+    }
+    let sdfg = load("redistribute_2d.v2");
+    assert_eq!(
+        sdfg.redistributions.get("__tmp0"),
+        Some(&("a_grid".to_string(), "b_grid".to_string()))
+    );
+}
+
+/// A DaCe 2.x grid the Dummy nodes do not declare (`MPI_Comm <grid>;`), a
+/// descriptor on a connector of another kind, and a descriptor read by
+/// anything but an MPI node are refused by name.
+#[test]
+fn dace_2_descriptors_misused_are_refused_by_name() {
+    // The grid's fields renamed: no `MPI_Comm rows;`.
+    let t = text("grid_bcast.v2").replace("\"MPI_Comm rows;\"", "\"MPI_Comm rows_x;\"");
+    let mut sdfg = crate::front::json::load_str(&t).expect("loads");
+    let err = expand_err(&mut sdfg, false);
+    assert!(err.contains("process grid 'rows'"), "{err}");
+    assert!(err.contains("'MPI_Comm rows;'"), "{err}");
+
+    // A subarray where the grid belongs.
+    let t = text("block_scatter_gather.v2").replace(
+        r#""dst_connector":"_subarray""#,
+        r#""dst_connector":"_bcast_grid""#,
+    );
+    let err = crate::front::json::load_str(&t).unwrap_err().to_string();
+    assert!(err.contains("subarray '__tmp"), "{err}");
+    assert!(err.contains("takes a process grid"), "{err}");
+
+    // A grid on a connector no MPI node has.
+    let t =
+        text("grid_bcast.v2").replace(r#""dst_connector":"_grid""#, r#""dst_connector":"_comm""#);
+    let err = crate::front::json::load_str(&t).unwrap_err().to_string();
+    assert!(err.contains("process grid 'grid'"), "{err}");
+    assert!(err.contains("connector '_comm'"), "{err}");
+    assert!(err.contains("/edges/"), "{err}");
+
+    // A grid on a call whose DaCe 2.x expansion ignores it (Allgather).
+    let t = text("grid_bcast.v2").replace(
+        "dace.libraries.mpi.nodes.bcast.Bcast",
+        "dace.libraries.mpi.nodes.allgather.Allgather",
+    );
+    let err = crate::front::json::load_str(&t).unwrap_err().to_string();
+    assert!(
+        err.contains("MPI Allgather '_Bcast_' on the process grid 'grid'"),
+        "{err}"
+    );
+    assert!(err.contains("ignores '_grid'"), "{err}");
 }
