@@ -49,6 +49,9 @@ def abi_entry(sdfg, kinds=None, *, external=False, other_exports=False, expand_c
         kinds = {a['name']: a['kind'] for a in kinds}
     kinds = kinds or {}
     code = '\n'.join(c.clean_code for c in (copy.deepcopy(sdfg) if expand_copy else sdfg).generate_code())
+    # A pointer to `dace::vec<T, N>` elements is passed as one to T (sdfgc's
+    # header names the element type; the pointer is the same).
+    code = re.sub(r'dace::vec<([^,<>]+),\s*\d+>', r'\1', code)
     name = sdfg.name
 
     def fn(symbol, ret):

@@ -392,6 +392,10 @@ pub enum ConnType {
     Scalar(DType),
     /// A pointer to elements.
     Pointer(DType),
+    /// DaCe's `dace.vector`: a value of that many consecutive elements
+    /// (`dace::vec<T, N>`), read from and written to its memlet's first
+    /// element on.
+    Vector(DType, u32),
 }
 
 /// `Tasklet` attributes.

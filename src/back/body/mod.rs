@@ -17,6 +17,7 @@ mod reduction;
 mod streams;
 mod tasklet;
 mod threadblock;
+pub(crate) mod vector;
 mod views;
 
 pub(crate) use function::{FnWriter, WriterState};

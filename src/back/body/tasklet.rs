@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::back::body::dataflow::StateCtx;
 use crate::back::body::function::{Access, FnWriter};
+use crate::back::body::vector;
 use crate::diag::{Error, Result};
 use crate::ir::cexpr::{self, CExprPrinter};
 use crate::ir::simplify::simplify;
@@ -509,6 +510,30 @@ impl<'a> FnWriter<'a> {
             };
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+            if let Some(&ConnType::Vector(vt, vn)) = t.inputs.get(c) {
+                let at = self.vector_at(e, d, sub, (vt, vn), c, &indexed, &node.label)?;
+                let var = var_of(c);
+                let cv = if assigned.contains(c.as_str()) {
+                    ""
+                } else {
+                    "const "
+                };
+                self.out.line(format!(
+                    "{cv}{} {var} = sdfgc_vload<{}, {vn}>({at});",
+                    vector::ctype(vt, vn),
+                    vt.ctype()
+                ));
+                conns.insert(
+                    c.clone(),
+                    Conn {
+                        var,
+                        dtype: vt,
+                        pointer: None,
+                        push: None,
+                    },
+                );
+                continue;
+            }
             let stream = d.kind == DataKind::Stream;
             let (dtype, is_ptr) = if stream {
                 match t.inputs.get(c) {
@@ -634,6 +659,35 @@ impl<'a> FnWriter<'a> {
                         Language::Cpp => self.out.line(format!("auto &{var} = {data};")),
                     }
                 }
+                continue;
+            }
+            if let Some(&ConnType::Vector(vt, vn)) = t.outputs.get(c) {
+                let at = self.vector_at(e, d, sub, (vt, vn), c, &indexed, &node.label)?;
+                if e.memlet.wcr.is_some() || e.memlet.dynamic {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': vector output '{c}' with write-conflict resolution \
+                             or a dynamic memlet",
+                            node.label
+                        ),
+                    ));
+                }
+                let var = var_of(c);
+                if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
+                    self.out.line(format!("{} {var};", vector::ctype(vt, vn)));
+                    conns.insert(
+                        c.clone(),
+                        Conn {
+                            var: var.clone(),
+                            dtype: vt,
+                            pointer: None,
+                            push: None,
+                        },
+                    );
+                }
+                let var = conns[c].var.clone();
+                writebacks.push(format!("sdfgc_vstore<{}, {vn}>({at}, {var});", vt.ctype()));
                 continue;
             }
             let (dtype, is_ptr) =
@@ -772,6 +826,50 @@ impl<'a> FnWriter<'a> {
         }
         self.out.close();
         Ok(())
+    }
+
+    /// The address a vector connector reads or writes from: its memlet's
+    /// first element, as DaCe's `*(dace::vec<T, N> *)(&A[i])`. Refused on
+    /// GPU targets, on scalars and streams, in another element type, and
+    /// where the code indexes the connector.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_at(
+        &self,
+        e: &DataEdge,
+        d: &DataDesc,
+        sub: &[RangeDim],
+        (vt, _): (DType, u32),
+        c: &str,
+        indexed: &BTreeSet<&str>,
+        label: &str,
+    ) -> Result<String> {
+        let refuse = |why: &str| {
+            Err(Error::unsupported(
+                &e.path,
+                format!("tasklet '{label}': vector connector '{c}' ({why})"),
+            ))
+        };
+        if self.gpu.is_some() || self.in_kernel {
+            return refuse("vector types on GPU targets");
+        }
+        if !matches!(d.kind, DataKind::Array | DataKind::View) {
+            return refuse("on a scalar or stream");
+        }
+        if d.dtype != vt {
+            return refuse(&format!(
+                "of {} on data of {}",
+                vt.dace_name(),
+                d.dtype.dace_name()
+            ));
+        }
+        if indexed.contains(c) {
+            return refuse("indexed by the code");
+        }
+        let Some(data) = &e.memlet.data else {
+            return refuse("on an empty memlet");
+        };
+        let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
+        Ok(format!("&{}", self.element(data, d, &starts)))
     }
 
     pub(crate) fn data_desc(&self, data: &str, path: &str) -> Result<&'a DataDesc> {
@@ -1553,7 +1651,7 @@ fn connector_kind(
 ) -> (DType, bool) {
     let declared = declared.copied().unwrap_or(ConnType::Unknown);
     let dtype = match declared {
-        ConnType::Scalar(x) | ConnType::Pointer(x) => x,
+        ConnType::Scalar(x) | ConnType::Pointer(x) | ConnType::Vector(x, _) => x,
         ConnType::Unknown => d.dtype,
     };
     let is_ptr = matches!(declared, ConnType::Pointer(_)) || indexed || !single_element(sub);

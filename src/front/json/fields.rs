@@ -151,6 +151,51 @@ pub(super) fn sym_list(vs: &[Json], path: impl Fn() -> String) -> Result<Vec<Exp
 }
 
 pub(super) fn dtype(v: &Json, path: &str) -> Result<DType> {
+    match vdtype(v, path)? {
+        (t, 1) => Ok(t),
+        (_, n) => Err(Error::unsupported(
+            path,
+            format!(
+                "vector data type of {n} elements here (only data containers and tasklet connectors may be vectors)"
+            ),
+        )),
+    }
+}
+
+/// DaCe's vector lengths with a `dace::vec` (its `DEFINE_VECTYPE_ALLSIZES`).
+const VECTOR_LENGTHS: [u32; 5] = [2, 4, 8, 16, 32];
+
+/// A data type and its vector length (1 for scalars; DaCe's
+/// `{"type": "vector", "dtype": "float32", "elements": "4"}` is
+/// `(Float32, 4)`, and a vector of one element is its element type).
+pub(super) fn vdtype(v: &Json, path: &str) -> Result<(DType, u32)> {
+    if let Json::Object(o) = v {
+        if o.get("type").and_then(Json::as_str) == Some("vector") {
+            let inner = o.get("dtype").unwrap_or(&Json::Null);
+            let base = dtype(inner, &ptr(path, "dtype"))?;
+            let ep = ptr(path, "elements");
+            let n = match o.get("elements") {
+                Some(Json::String(s)) => s.trim().parse::<u32>().ok(),
+                Some(Json::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+                _ => None,
+            }
+            .ok_or_else(|| Error::unsupported(&ep, "vector length that is not a number"))?;
+            if base.is_opaque() || base.is_complex() || base == DType::Float16 {
+                return Err(Error::unsupported(
+                    &ep,
+                    format!("vector of {}", base.dace_name()),
+                ));
+            }
+            if n != 1 && !VECTOR_LENGTHS.contains(&n) {
+                return Err(Error::unsupported(&ep, format!("vector of {n} elements")));
+            }
+            return Ok((base, n));
+        }
+    }
+    scalar_dtype(v, path).map(|t| (t, 1))
+}
+
+fn scalar_dtype(v: &Json, path: &str) -> Result<DType> {
     match v {
         Json::String(s) => DType::from_dace_name(s)
             .ok_or_else(|| Error::unsupported(path, format!("data type '{s}'"))),
@@ -248,7 +293,10 @@ pub(super) fn conn_type(v: &Json, path: &str) -> Result<ConnType> {
             let inner = o.get("dtype").unwrap_or(&Json::Null);
             Ok(ConnType::Pointer(dtype(inner, &ptr(path, "dtype"))?))
         }
-        other => Ok(ConnType::Scalar(dtype(other, path)?)),
+        other => Ok(match vdtype(other, path)? {
+            (t, 1) => ConnType::Scalar(t),
+            (t, n) => ConnType::Vector(t, n),
+        }),
     }
 }
 

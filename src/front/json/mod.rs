@@ -27,6 +27,7 @@ mod sdfg;
 #[cfg(test)]
 mod tests;
 mod values;
+mod vector;
 mod wcr;
 
 use dto::*;

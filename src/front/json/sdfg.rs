@@ -47,6 +47,7 @@ impl Reader {
         let arrp = ptr(&ap, "_arrays");
         let mut arrays = NameMap::default();
         let mut distributed = NameMap::default();
+        let mut vectors = NameMap::default();
         for (k, d) in entries(av, "_arrays") {
             let p = ptr(&arrp, k);
             match distributed::descriptor(type_of(d, &p)?, d, &p)? {
@@ -54,7 +55,13 @@ impl Reader {
                     distributed.insert(k.to_string(), x);
                 }
                 None => {
-                    arrays.insert(k.to_string(), self.data(d, &p, k)?);
+                    let mut desc = self.data(d, &p, k)?;
+                    let n = vector::container_veclen(d, &p)?;
+                    if n > 1 {
+                        vector::widen(&mut desc, n, k)?;
+                        vectors.insert(k.to_string(), (desc.dtype, n));
+                    }
+                    arrays.insert(k.to_string(), desc);
                 }
             }
         }
@@ -93,6 +100,7 @@ impl Reader {
         let body = self.region(v, path, RegionKind::Plain);
         self.callbacks = outer_callbacks;
         let mut body = body?;
+        vector::lower(&mut body, &vectors)?;
         distributed::attach(&mut body, &distributed)?;
         self.depth -= 1;
         Ok(Sdfg {
@@ -138,7 +146,7 @@ impl Reader {
         let av = v.get("attributes");
         let a: DataAttrsDto = dto(av, &ap)?;
         let dt = match member(av, "dtype") {
-            Some(d) => located(|p| dtype(d, p), || ptr(&ap, "dtype"))?,
+            Some(d) => located(|p| vdtype(d, p), || ptr(&ap, "dtype"))?.0,
             None => DType::from_dace_name("int32").expect("int32 is a DaCe type"),
         };
         let shape = match member(av, "shape") {
@@ -210,6 +218,9 @@ impl Reader {
             .filter(|a| a.len() == 2)
             .ok_or_else(|| Error::format(path, "a constant must be [descriptor, value]"))?;
         let desc = self.data(&pair[0], &ptr(path, 0), "constant")?;
+        if vector::container_veclen(&pair[0], &ptr(path, 0))? > 1 {
+            return Err(Error::unsupported(path, "a constant of vector type"));
+        }
         let vp = ptr(path, 1);
         let complex = desc.dtype.is_complex();
         let (values, shape) = match &pair[1] {
