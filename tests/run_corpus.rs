@@ -182,6 +182,36 @@ fn stream_cases_pass_in_every_mode() {
     assert_all_passed("runs", tasks.len(), &failures);
 }
 
+/// The vector-type cases (`fixtures/corpus/vector_*`, DaCe 1.0.2) in every
+/// mode: also part of [`every_cpu_case_passes_in_every_mode`]
+/// (`cargo test --test run_corpus vector`).
+#[test]
+fn vector_cases_pass_in_every_mode() {
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = cpu_variants()
+        .into_iter()
+        .filter(|(d, _)| {
+            d.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vector_")
+        })
+        .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .collect();
+    assert!(tasks.len() >= 4, "only {} runs found", tasks.len());
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
+    );
+    assert_all_passed("runs", tasks.len(), &failures);
+}
+
 /// NPBench's kernels (programs nobody on this project wrote): the simplified,
 /// external and auto-optimized SDFG of every kernel, in the default and the
 /// external modes, run with several OpenMP threads on a poisoned workspace.
