@@ -197,6 +197,11 @@ def mpi_fixture(name, mutate):
     return raw(json.dumps(d, indent=1))
 
 
+def vector_interstate_read(d):
+    arr(d, "A")["attributes"]["dtype"] = {"type": "vector", "dtype": "float64", "elements": "4"}
+    d["edges"][0]["attributes"]["data"]["attributes"]["assignments"]["v"] = "A[0]"
+
+
 def bool_buffers(d):
     for a in ("inbuf", "outbuf"):
         d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
@@ -297,6 +302,8 @@ CASES = [
     ("mpi_unknown_grid", mpi_fixture("grid_bcast", lambda d: d["nodes"][0]["nodes"][8]["attributes"].update(grid="__nogrid")), 1, "MPI Bcast on process grid '__nogrid', which the SDFG does not declare", "at /nodes/0/nodes/8", "cpp"),
     # DaCe 2.x: a ProcessGrid descriptor on a connector that takes none.
     ("mpi_v2_grid_on_another_connector", mpi_fixture("grid_bcast.v2", lambda d: d["nodes"][3]["edges"][0].update(dst_connector="_comm")), 1, "process grid 'grid' read by '_Bcast_' on connector '_comm'", "at /nodes/3/edges/0", "check"),
+    # Vector types: control flow that indexes a vector container (it counts vectors).
+    ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
 ]
 
 

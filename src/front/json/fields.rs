@@ -169,28 +169,28 @@ const VECTOR_LENGTHS: [u32; 5] = [2, 4, 8, 16, 32];
 /// `{"type": "vector", "dtype": "float32", "elements": "4"}` is
 /// `(Float32, 4)`, and a vector of one element is its element type).
 pub(super) fn vdtype(v: &Json, path: &str) -> Result<(DType, u32)> {
-    if let Json::Object(o) = v {
-        if o.get("type").and_then(Json::as_str) == Some("vector") {
-            let inner = o.get("dtype").unwrap_or(&Json::Null);
-            let base = dtype(inner, &ptr(path, "dtype"))?;
-            let ep = ptr(path, "elements");
-            let n = match o.get("elements") {
-                Some(Json::String(s)) => s.trim().parse::<u32>().ok(),
-                Some(Json::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-                _ => None,
-            }
-            .ok_or_else(|| Error::unsupported(&ep, "vector length that is not a number"))?;
-            if base.is_opaque() || base.is_complex() || base == DType::Float16 {
-                return Err(Error::unsupported(
-                    &ep,
-                    format!("vector of {}", base.dace_name()),
-                ));
-            }
-            if n != 1 && !VECTOR_LENGTHS.contains(&n) {
-                return Err(Error::unsupported(&ep, format!("vector of {n} elements")));
-            }
-            return Ok((base, n));
+    if let Json::Object(o) = v
+        && o.get("type").and_then(Json::as_str) == Some("vector")
+    {
+        let inner = o.get("dtype").unwrap_or(&Json::Null);
+        let base = dtype(inner, &ptr(path, "dtype"))?;
+        let ep = ptr(path, "elements");
+        let n = match o.get("elements") {
+            Some(Json::String(s)) => s.trim().parse::<u32>().ok(),
+            Some(Json::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
         }
+        .ok_or_else(|| Error::unsupported(&ep, "vector length that is not a number"))?;
+        if base.is_opaque() || base.is_complex() || base == DType::Float16 {
+            return Err(Error::unsupported(
+                &ep,
+                format!("vector of {}", base.dace_name()),
+            ));
+        }
+        if n != 1 && !VECTOR_LENGTHS.contains(&n) {
+            return Err(Error::unsupported(&ep, format!("vector of {n} elements")));
+        }
+        return Ok((base, n));
     }
     scalar_dtype(v, path).map(|t| (t, 1))
 }

@@ -43,15 +43,71 @@ pub(super) fn lower(body: &mut Region, vecs: &NameMap<(DType, u32)>) -> Result<(
     if vecs.is_empty() {
         return Ok(());
     }
+    interstate_reads(body, vecs)?;
     let mut err = None;
     each_state_mut(body, &mut |st| {
-        if err.is_none() {
-            if let Err(e) = lower_state(st, vecs) {
-                err = Some(e);
-            }
+        if err.is_none()
+            && let Err(e) = lower_state(st, vecs)
+        {
+            err = Some(e);
         }
     });
     err.map_or(Ok(()), Err)
+}
+
+/// Control flow that reads a vector container (`x[i]` in a condition or
+/// an assignment) is refused: its index counts vectors, the lowered
+/// container elements.
+fn interstate_reads(r: &Region, vecs: &NameMap<(DType, u32)>) -> Result<()> {
+    let reads = |e: &Expr| {
+        let mut hit = None;
+        e.visit_names(&mut |n| {
+            if hit.is_none() && vecs.contains_key(n) {
+                hit = Some(n.to_string());
+            }
+        });
+        hit
+    };
+    let refuse = |path: &str, name: String| {
+        Err(Error::unsupported(
+            path,
+            format!("control flow reads '{name}', a container of vector type"),
+        ))
+    };
+    for e in &r.edges {
+        let exprs = std::iter::once(&e.condition).chain(e.assignments.iter().map(|(_, v)| v));
+        if let Some(n) = exprs.filter_map(reads).next() {
+            return refuse(&e.path, n);
+        }
+    }
+    if let RegionKind::Loop(l) = &r.kind {
+        let values = l.init.iter().chain(&l.update).filter_map(|s| match s {
+            Stmt::Assign { value, .. } => Some(value),
+            _ => None,
+        });
+        if let Some(n) = std::iter::once(&l.condition)
+            .chain(values)
+            .filter_map(reads)
+            .next()
+        {
+            return refuse(&r.path, n);
+        }
+    }
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::Region(inner) => interstate_reads(inner, vecs)?,
+            BlockKind::Conditional(brs) => {
+                for (c, body) in brs {
+                    if let Some(n) = c.as_ref().and_then(reads) {
+                        return refuse(&b.path, n);
+                    }
+                    interstate_reads(body, vecs)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn lower_state(st: &mut State, vecs: &NameMap<(DType, u32)>) -> Result<()> {
