@@ -11,6 +11,10 @@
 //! `ceiling(a/b)` with a symbolic `b` becomes `int_ceil(a, b)`.
 //! `sdfgc_int_ceil`/`sdfgc_floordiv` divide exactly for floating operands
 //! too, so the rewrite holds whatever the symbols' types.
+//!
+//! A rational coefficient (`1/4*N`, as DaCe 2.x writes sympy's `N/4`) is a
+//! fraction, never C's `1 / 4 == 0`: it becomes `(1*N) / 4`, the integer
+//! division DaCe's C code performs for `N/4`.
 
 use crate::ir::{BinaryOp, Expr, Func, UnaryOp};
 
@@ -36,6 +40,14 @@ pub fn lower(e: Expr) -> Expr {
             Expr::Call(f, vec![arg])
         }
         Expr::Unary(op, a) => Expr::Unary(op, Box::new(lower(*a))),
+        Expr::Binary(BinaryOp::Mul, a, b) => {
+            let (a, b) = (lower(*a), lower(*b));
+            match (rational(&a), rational(&b)) {
+                (Some((p, q)), _) => Expr::bin(BinaryOp::Div, Expr::bin(BinaryOp::Mul, p, b), q),
+                (None, Some((p, q))) => Expr::bin(BinaryOp::Div, Expr::bin(BinaryOp::Mul, a, p), q),
+                (None, None) => Expr::bin(BinaryOp::Mul, a, b),
+            }
+        }
         Expr::Binary(op, a, b) => Expr::Binary(op, Box::new(lower(*a)), Box::new(lower(*b))),
         Expr::Call(f, args) => Expr::Call(f, args.into_iter().map(lower).collect()),
         Expr::Ternary(c, a, b) => Expr::Ternary(
@@ -88,6 +100,20 @@ fn fraction(e: &Expr) -> Option<(Expr, i64)> {
     }
 }
 
+/// A rational constant `p/q` (integer literals, `p` possibly negated, `q`
+/// not 0): sympy's `Rational`, which C would truncate.
+fn rational(e: &Expr) -> Option<(Expr, Expr)> {
+    let Expr::Binary(BinaryOp::Div, p, q) = e else {
+        return None;
+    };
+    let int = |x: &Expr| match x {
+        Expr::Int(_) => true,
+        Expr::Unary(UnaryOp::Neg, a) => matches!(**a, Expr::Int(_)),
+        _ => false,
+    };
+    (int(p) && matches!(**q, Expr::Int(k) if k != 0)).then(|| ((**p).clone(), (**q).clone()))
+}
+
 /// `e * k` (just `e` for `k == 1`).
 fn scale(e: Expr, k: i64) -> Expr {
     if k == 1 {
@@ -129,6 +155,14 @@ mod tests {
             lowered("2*ceiling(N/2) - 2"),
             "2 * sdfgc_int_ceil(N, 2) - 2"
         );
+    }
+
+    #[test]
+    fn rational_coefficients_divide_after_multiplying() {
+        assert_eq!(lowered("1/4*N"), "1 * N / 4");
+        assert_eq!(lowered("N*3/4"), "N * 3 / 4");
+        assert_eq!(lowered("-1/2*N + M"), "-1 * N / 2 + M");
+        assert_eq!(lowered("N/4"), "N / 4");
     }
 
     #[test]
