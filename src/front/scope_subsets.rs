@@ -29,15 +29,17 @@ fn repair_sdfg(sdfg: &mut Sdfg, mapped: &[String]) {
             .iter()
             .any(|n| n.scope.is_some() && matches!(n.kind, NodeKind::Nested(_)));
     });
-    if nested_in_map {
-        let names: HashSet<String> = sdfg
-            .defined_names(mapped.iter().map(String::as_str))
+    let names: Option<HashSet<String>> = nested_in_map.then(|| {
+        sdfg.defined_names(mapped.iter().map(String::as_str))
             .into_iter()
             .map(str::to_string)
-            .collect();
-        each_state_mut(&mut sdfg.body, &mut |st| repair_state(st, &names));
-    }
+            .collect()
+    });
+    // One walk: this state's edges, then the SDFGs nested in it.
     each_state_mut(&mut sdfg.body, &mut |st| {
+        if let Some(names) = &names {
+            repair_state(st, names);
+        }
         for n in &mut st.nodes {
             if let NodeKind::Nested(ns) = &mut n.kind {
                 let keys: Vec<String> = ns.symbol_mapping.keys().cloned().collect();
