@@ -17,7 +17,7 @@ import tempfile
 CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
           'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool', 'uint8_t': 'uint8',
           'char': 'int8', 'short': 'int16', 'unsigned int': 'uint32', 'uint32_t': 'uint32',
-          'uint64_t': 'uint64', 'dace::complex64': 'complex64', 'dace::complex128': 'complex128'}
+          'uint64_t': 'uint64', 'dace::uint': 'uint32', 'dace::complex64': 'complex64', 'dace::complex128': 'complex128'}
 
 
 def parse_params(text):

@@ -206,6 +206,38 @@ def nested_symbol_buckets(_rng):
                ['nested_sdfg', 'nested_symbol', 'wcr', 'gpu_map'])
 
 
+def dynamic_row_buffer(_rng):
+    """A sparse matrix (CSR) times a vector, one kernel thread per row: the
+    row's entries of x are gathered into a transient whose size is the row's
+    length (A_row[i + 1] - A_row[i], known only inside the thread), then
+    dotted with the row's values (as NPBench's spmv offloaded)."""
+    rng = np.random.default_rng(SEED + 3)
+    M, N, nnz = (dace.symbol(s, dtype=dace.int64) for s in ('M', 'N', 'nnz'))
+
+    @dace.program
+    def gpu_dynamic_row_buffer(A_row: dace.uint32[M + 1], A_col: dace.uint32[nnz], A_val: dace.float64[nnz],
+                               x: dace.float64[N]):
+        y = np.empty(M, np.float64)
+        for i in range(M):
+            y[i] = A_val[A_row[i]:A_row[i + 1]] @ x[A_col[A_row[i]:A_row[i + 1]]]
+        return y
+
+    m, n = 60, 40
+    lengths = rng.integers(0, 12, m)
+    lengths[3] = 0  # an empty row
+    a_row = np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32)
+    a_col = rng.integers(0, n, int(a_row[-1])).astype(np.uint32)
+    a_val = rng.standard_normal(int(a_row[-1]))
+    x = rng.standard_normal(n)
+    y = np.array([a_val[a_row[i]:a_row[i + 1]] @ x[a_col[a_row[i]:a_row[i + 1]]] for i in range(m)])
+    sdfg = gpu_dynamic_row_buffer.to_sdfg(simplify=True)
+    from dace.transformation.interstate import LoopToMap
+    assert sdfg.apply_transformations_repeated(LoopToMap) == 1  # the row loop becomes the kernel's map
+    write_case(sdfg, 'dynamic_row_buffer', dynamic_row_buffer.__doc__, {'M': m, 'N': n, 'nnz': int(a_row[-1])},
+               {'A_row': a_row, 'A_col': a_col, 'A_val': a_val, 'x': x}, {'__return': y}, (1e-10, 1e-12),
+               ['nested_sdfg', 'dynamic_size', 'device_heap', 'gpu_map'])
+
+
 if __name__ == '__main__':
     scratch_dir('make-gpu-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
@@ -214,3 +246,4 @@ if __name__ == '__main__':
     const_nested_loop(rng)
     warp_reduce(rng)
     nested_symbol_buckets(rng)
+    dynamic_row_buffer(rng)

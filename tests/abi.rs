@@ -38,7 +38,12 @@ fn expected(list: &serde_json::Value) -> Vec<(String, String)> {
         .map(|p| {
             (
                 p["name"].as_str().unwrap().to_string(),
-                p["ctype"].as_str().unwrap().to_string(),
+                // `dace::uint` (numpy's uintc) is DaCe's typedef of `unsigned int`.
+                match p["ctype"].as_str().unwrap() {
+                    "dace::uint *" => "unsigned int *".to_string(),
+                    "dace::uint" => "unsigned int".to_string(),
+                    c => c.to_string(),
+                },
             )
         })
         .collect()

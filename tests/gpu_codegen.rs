@@ -72,7 +72,9 @@ fn outside_init_exit(src: &str) -> String {
         let f = function(src, sig).to_string();
         rest = rest.replace(&f, "");
     }
-    rest
+    // The device heap's helper: per-thread arrays sized inside a kernel
+    // (no host allocation; DaCe allocates them the same way).
+    rest.replace(sdfgc::back::gpu::device_heap::PRELUDE, "")
 }
 
 /// The transients that every mode allocates during the call: their size

@@ -635,35 +635,38 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 let inner = around
                     .map(|(_, st, entry)| slices::params_around(st, Some(entry)))
                     .unwrap_or_default();
-                let slice = k.slice(sdfg, &assigned, &inner, name, d)?;
-                let total = simplify(&Expr::bin(
-                    BinaryOp::Mul,
-                    slice.copies.clone(),
-                    slice.elements.clone(),
-                ));
-                let top = k.to_top.as_ref().and_then(|m| {
-                    in_top_symbols(&total, m, cx.top_symbols).or_else(|| {
-                        let bound = bound_over_loops(&total, &k.loops)?;
-                        in_top_symbols(&bound, m, cx.top_symbols)
-                    })
-                });
-                let gpu_life = gpu_lifetime(cx, d, true);
-                let memory = slice_memory(cx.mode, gpu_life, d, top.clone(), sdfg.id, name, p);
-                p.device.insert((sdfg.id, name.clone()));
-                p.transients.insert(
-                    (sdfg.id, name.clone()),
-                    Transient {
-                        top_elements: matches!(memory, Memory::Persistent)
-                            .then_some(top)
-                            .flatten(),
-                        memory,
-                        scope,
-                        zero,
-                        per_thread: false,
-                        slice: Some(slice),
-                    },
-                );
-                continue;
+                // A size known only inside the thread: each thread allocates
+                // its copy from the device heap in its scope (below: Local).
+                if let Some(slice) = k.slice(sdfg, &assigned, &inner, name, d)? {
+                    let total = simplify(&Expr::bin(
+                        BinaryOp::Mul,
+                        slice.copies.clone(),
+                        slice.elements.clone(),
+                    ));
+                    let top = k.to_top.as_ref().and_then(|m| {
+                        in_top_symbols(&total, m, cx.top_symbols).or_else(|| {
+                            let bound = bound_over_loops(&total, &k.loops)?;
+                            in_top_symbols(&bound, m, cx.top_symbols)
+                        })
+                    });
+                    let gpu_life = gpu_lifetime(cx, d, true);
+                    let memory = slice_memory(cx.mode, gpu_life, d, top.clone(), sdfg.id, name, p);
+                    p.device.insert((sdfg.id, name.clone()));
+                    p.transients.insert(
+                        (sdfg.id, name.clone()),
+                        Transient {
+                            top_elements: matches!(memory, Memory::Persistent)
+                                .then_some(top)
+                                .flatten(),
+                            memory,
+                            scope,
+                            zero,
+                            per_thread: false,
+                            slice: Some(slice),
+                        },
+                    );
+                    continue;
+                }
             }
         }
         let mut top_size = None;

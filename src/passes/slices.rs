@@ -232,8 +232,11 @@ impl KernelCtx {
         }
     }
 
-    /// The slice of transient `name` (of `sdfg`, which assigns `assigned`),
-    /// or a located refusal when its size is not fixed for the launch.
+    /// The slice of transient `name` (of `sdfg`, which assigns `assigned`);
+    /// `None` when its size is known only inside the thread (it depends on a
+    /// map parameter, a symbol the nested SDFG assigns, or data): each thread
+    /// then allocates its own copy from the device heap, as DaCe does. A
+    /// located refusal in a kernel with thread-block maps.
     pub fn slice(
         &self,
         sdfg: &Sdfg,
@@ -241,13 +244,13 @@ impl KernelCtx {
         extra_varying: &BTreeSet<String>,
         name: &str,
         d: &DataDesc,
-    ) -> Result<KernelSlice> {
-        let whose = if sdfg.id == self.host_sdfg {
-            format!("transient '{name}'")
-        } else {
-            format!("transient '{name}' of nested SDFG '{}'", sdfg.name)
-        };
+    ) -> Result<Option<KernelSlice>> {
         if self.thread_blocks {
+            let whose = if sdfg.id == self.host_sdfg {
+                format!("transient '{name}'")
+            } else {
+                format!("transient '{name}' of nested SDFG '{}'", sdfg.name)
+            };
             return Err(Error::unsupported(
                 &d.path,
                 format!(
@@ -256,23 +259,13 @@ impl KernelCtx {
                 ),
             ));
         }
-        let bad: Vec<String> = free_symbols(&d.total_size)
-            .into_iter()
-            .filter(|s| {
-                assigned.contains(s) || extra_varying.contains(s) || !self.env.contains_key(s)
-            })
-            .collect();
-        if !bad.is_empty() {
-            return Err(Error::unsupported(
-                &d.path,
-                format!(
-                    "{whose} inside GPU kernel '{}' has a size that depends on '{}', which changes inside the kernel (a map parameter or a value computed there); each thread would need a copy of its own size",
-                    self.label,
-                    bad.join("', '")
-                ),
-            ));
+        let varies = free_symbols(&d.total_size).into_iter().any(|s| {
+            assigned.contains(&s) || extra_varying.contains(&s) || !self.env.contains_key(&s)
+        });
+        if varies {
+            return Ok(None);
         }
-        Ok(KernelSlice {
+        Ok(Some(KernelSlice {
             host_sdfg: self.host_sdfg,
             state: self.state.clone(),
             kernel: self.kernel,
@@ -281,7 +274,7 @@ impl KernelCtx {
             })),
             copies: self.copies.clone(),
             dtype: d.dtype,
-        })
+        }))
     }
 }
 
@@ -437,33 +430,60 @@ mod tests {
         assert_eq!(crate::ir::simplify::eval_int(&s.elements, &mut f), Some(72));
     }
 
+    /// The device functions and kernels of `sdfg` compiled for CUDA.
+    fn device_code(sdfg: Sdfg, offload: bool) -> Vec<String> {
+        let opts = CompileOptions {
+            offload,
+            ..CompileOptions::new(Target::Cuda)
+        };
+        let outs = crate::driver::generate_sdfg(sdfg, &opts).expect("generates");
+        let cu = &outs.iter().find(|(n, _)| n.ends_with(".cu")).unwrap().1;
+        cu.split("\n}\n")
+            .filter(|f| f.contains("__device__ void") || f.contains("__global__"))
+            .map(str::to_string)
+            .collect()
+    }
+
     #[test]
-    fn a_size_that_changes_inside_the_kernel_is_refused_by_name() {
+    fn a_size_that_changes_inside_the_kernel_comes_from_the_device_heap_per_thread() {
         // The nested SDFG's N is the kernel's map parameter: each thread
-        // would need a different size.
+        // allocates its own copy where its scope starts and frees it at the end.
         let mut sdfg = load("corpus/nested_transient_parallel_map/program.sdfg");
         let ns = nested_node(&mut sdfg);
         ns.symbol_mapping.insert("N".into(), Expr::sym("i"));
-        let e = prepared(sdfg, true, None).expect_err("refused");
-        assert_eq!(e.kind, crate::diag::ErrorKind::Unsupported);
-        let msg = e.to_string();
-        assert!(
-            msg.contains("of nested SDFG 'row_work'")
-                && msg.contains("depends on 'N'")
-                && msg.contains("changes inside the kernel"),
-            "{msg}"
-        );
-        // A transient of the launching SDFG sized by the map parameter.
+        let p = prepared(sdfg.clone(), true, None).expect("offloads");
+        let t = p
+            .alloc
+            .transients
+            .iter()
+            .find(|((id, n), _)| *id != 0 && n == "tmp")
+            .map(|(_, t)| t)
+            .expect("tmp is planned");
+        assert!(t.slice.is_none() && t.memory == Memory::Local, "{t:?}");
+        let device = device_code(sdfg, true);
+        let f = device
+            .iter()
+            .find(|f| f.contains("tmp = sdfgc_device_new<double>(N, \"tmp\");"))
+            .expect("tmp from the device heap");
+        assert!(f.contains("delete[] tmp;"), "{f}");
+        // A transient of the launching SDFG in the kernel's map, sized by
+        // the map parameter: allocated in the kernel's body.
         let mut sdfg = load("npbench/conv2d_bias/program.gpu.autoopt.sdfg");
         let d = sdfg.arrays.get_mut("__tmp1").unwrap();
         d.shape[0] = Expr::sym("i");
         d.total_size = Expr::bin(BinaryOp::Mul, d.total_size.clone(), Expr::sym("i"));
-        let e = prepared(sdfg, false, None).expect_err("refused");
-        let msg = e.to_string();
+        let device = device_code(sdfg, false);
+        let k = device
+            .iter()
+            .find(|f| f.contains("__tmp1 = sdfgc_device_new<"))
+            .expect("__tmp1 from the device heap");
         assert!(
-            msg.contains("transient '__tmp1'") && msg.contains("depends on 'i'"),
-            "{msg}"
+            k.contains("__global__") && k.contains("delete[] __tmp1;"),
+            "{k}"
         );
+        for f in &device {
+            assert!(!f.contains("Malloc") && !f.contains("sdfgc_alloc"), "{f}");
+        }
     }
 
     #[test]

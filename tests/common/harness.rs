@@ -704,8 +704,17 @@ fn parse_param(p: &Value) -> Result<Param, String> {
         name,
         kind,
         ctype,
-        dace_ctype: get_str(p, "ctype")?.to_string(),
+        dace_ctype: c_spelling(get_str(p, "ctype")?),
     })
+}
+
+/// DaCe's C type as sdfgc spells it: `dace::uint` (numpy's `uintc`, DaCe's
+/// `uint32` on Linux) is a typedef of `unsigned int`, the same ABI.
+fn c_spelling(dace_ctype: &str) -> String {
+    match dace_ctype.strip_prefix("dace::uint") {
+        Some(rest) if rest.is_empty() || rest.starts_with(' ') => format!("unsigned int{rest}"),
+        _ => dace_ctype.to_string(),
+    }
 }
 
 /// The C++ type a parameter is passed as: pointers (state, workspace, arrays)

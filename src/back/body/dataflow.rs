@@ -107,9 +107,7 @@ impl FnWriter<'_> {
                 continue;
             }
             // Device code allocates nothing (copies of the thread, stack arrays).
-            let held = plan.slice.is_some()
-                || (self.in_kernel && plan.memory == Memory::Local)
-                || self.stack_arrays.contains(name);
+            let held = plan.slice.is_some() || self.stack_arrays.contains(name);
             if !held
                 && (matches!(plan.memory, Memory::Heap | Memory::Pool)
                     || (plan.memory == Memory::Local
@@ -482,12 +480,18 @@ impl FnWriter<'_> {
                 self.out
                     .line(format!("[[maybe_unused]] {ct} {name}[{n}]{init};"));
             } else if self.in_kernel {
-                return Err(Error::unsupported(
-                    &d.path,
-                    format!(
-                        "transient '{name}' inside a GPU kernel has a size that is not a small compile-time constant"
-                    ),
-                ));
+                // Sized inside the thread: its own copy from the device heap.
+                let size = self.sym(&d.total_size);
+                let (alloc, free) = crate::back::gpu::device_heap::alloc_free(name, ct, &size);
+                self.out
+                    .line(format!("{ct} * __restrict__ {name} = nullptr;"));
+                self.out.line(alloc);
+                if plan.zero {
+                    let z = self.zero_stmt(name, d);
+                    self.out.line(z);
+                }
+                frees.push(free);
+                continue;
             } else {
                 let size = self.sym(&d.total_size);
                 self.out.line(format!(

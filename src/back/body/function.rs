@@ -392,6 +392,9 @@ impl<'a> FnWriter<'a> {
     pub fn alloc_free(&self, name: &str, d: &DataDesc, memory: &Memory) -> (String, String) {
         let ct = d.dtype.ctype();
         let elements = self.sym(&d.total_size);
+        if self.in_kernel {
+            return crate::back::gpu::device_heap::alloc_free(name, ct, &elements);
+        }
         match (self.gpu, self.is_device(name)) {
             (Some(_), true) => {
                 let bytes = format!("sizeof({ct}) * static_cast<size_t>({elements})");

@@ -467,15 +467,15 @@ impl FnWriter<'_> {
             w.parallel_params = Some(m.params.clone());
             w.tb = tb_block.map(BlockCtx::new);
             let r = (|| {
+                // Arrays sized inside the thread come from the device heap
+                // (the only allocations device code makes), freed at the end.
                 let frees = w.map_locals(ctx, id)?;
-                if !frees.is_empty() {
-                    return Err(Error::unsupported(
-                        &node.path,
-                        format!("heap allocation inside GPU map '{}'", m.label),
-                    ));
-                }
                 let children = ctx.children[id.index()].clone();
-                w.scope(ctx, &children)
+                w.scope(ctx, &children)?;
+                for f in frees {
+                    w.out.line(f);
+                }
+                Ok(())
             })();
             w.tb = None;
             r

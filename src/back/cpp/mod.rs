@@ -753,6 +753,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
     if uses("sdfgc_stream<") || members.iter().any(|m| m.contains("sdfgc_stream<")) {
         add(crate::back::body::datastream::PRELUDE);
     }
+    if uses("sdfgc_device_new<") {
+        add(crate::back::gpu::device_heap::PRELUDE);
+    }
     if uses("sdfgc_vec<") {
         add(crate::back::body::vector::PRELUDE);
     }

@@ -4,6 +4,7 @@
 
 pub mod coalesce;
 pub mod cublas;
+pub mod device_heap;
 pub mod warp;
 
 pub use crate::options::{CUDA, Dialect, HIP};
