@@ -117,8 +117,28 @@ def _expand_user_library_nodes(sdfg):
             node.expand(owner, state)
 
 
-def _sdfgc_command(path, out, options):
-    cmd = [binary(), path, "--target", options.get("target", "cpp"), "--emit-sample", "-o", out]
+def _target_for(sdfg, options):
+    """The target `enable()` was given; without one, as DaCe's generator
+    decides: an SDFG with GPU storage or GPU schedules anywhere (or any SDFG
+    with `offload`) is built for DaCe's `compiler.cuda.backend` ("cuda" or
+    "hip"), others for the CPU."""
+    if options.get("target"):
+        return options["target"]
+    from dace import dtypes
+    from dace.config import Config
+    from dace.sdfg import nodes
+
+    gpu = options.get("offload") or any(d.storage in dtypes.GPU_STORAGES for _, _, d in sdfg.arrays_recursive()) or any(
+        isinstance(n, nodes.MapEntry) and n.map.schedule in dtypes.GPU_SCHEDULES
+        for n, _ in sdfg.all_nodes_recursive())
+    if not gpu:
+        return "cpp"
+    backend = str(Config.get("compiler", "cuda", "backend") or "cuda").lower()
+    return "hip" if backend == "hip" else "cuda"
+
+
+def _sdfgc_command(path, out, options, target):
+    cmd = [binary(), path, "--target", target, "--emit-sample", "-o", out]
     if options.get("mode"):
         cmd += ["--mode", options["mode"]]
     cmd += offload_args(options.get("offload"))
@@ -157,7 +177,7 @@ def _generate_code(sdfg, validate=True):
     if validate:
         sdfg.validate()
     _expand_user_library_nodes(sdfg)
-    target = _options.get("target", "cpp")
+    target = _target_for(sdfg, _options)
     with tempfile.TemporaryDirectory(prefix="sdfgc-") as tmp:
         path = os.path.join(tmp, sdfg.name + ".sdfg")
         _save_compact(sdfg, path)
@@ -165,7 +185,7 @@ def _generate_code(sdfg, validate=True):
         if keep:  # a copy of every SDFG handed to sdfgc, for debugging
             os.makedirs(keep, exist_ok=True)
             sdfg.save(os.path.join(keep, sdfg.name + ".sdfg"))
-        cmd = _sdfgc_command(path, tmp, _options)
+        cmd = _sdfgc_command(path, tmp, _options, target)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             message = r.stderr.strip() or f"sdfgc exited with {r.returncode}"
@@ -264,10 +284,11 @@ def _workspaces(workspace):
     return dict(workspace)
 
 
-def enable(mode=None, target="cpp", offload=False, extra_args=(), fallback=False, workspace=None, blas=None):
+def enable(mode=None, target=None, offload=False, extra_args=(), fallback=False, workspace=None, blas=None):
     """Makes every later `dace.SDFG.compile()` in this process generate its
     code with sdfgc (`mode`: None, "scoped", "persistent", "pool" or
-    "external"; `target`: "cpp", "cuda" or "hip"; `offload`: sdfgc's
+    "external"; `target`: "cpp", "cuda" or "hip", default as DaCe decides
+    (GPU SDFGs for `compiler.cuda.backend`, others "cpp"); `offload`: sdfgc's
     `--offload`; `blas`: sdfgc's `--blas`, linked through DaCe's own BLAS
     environment; `extra_args`: more sdfgc arguments). `fallback=True` lets
     DaCe's generator compile what sdfgc refuses, logging each fallback;
@@ -339,7 +360,7 @@ def enable_from_environment():
     """`enable()` if `SDFGC_DACE=1` (options: `SDFGC_MODE`, `SDFGC_TARGET`,
     `SDFGC_OFFLOAD=1|host-args|device-args`, `SDFGC_FALLBACK=1`, `SDFGC_BLAS`)."""
     if os.environ.get("SDFGC_DACE") == "1":
-        enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET", "cpp"),
+        enable(mode=os.environ.get("SDFGC_MODE") or None, target=os.environ.get("SDFGC_TARGET") or None,
                offload={"1": True, "host-args": "host-args", "device-args": "device-args"}.get(
                    os.environ.get("SDFGC_OFFLOAD", "")), fallback=os.environ.get("SDFGC_FALLBACK") == "1",
                blas=os.environ.get("SDFGC_BLAS") or None)

@@ -126,16 +126,18 @@ def _factory(original):
     from gt4py.next.program_processors.runners import dace as gtx_dace
     from gt4py.next.program_processors.runners.dace.transformations import TransientMemoryMode
 
-    def make_custom_dace_backend(*, sdfgc_mode=None, **descriptor):
+    def make_custom_dace_backend(*, sdfgc_mode=None, sdfgc_gpu=False, **descriptor):
         if sdfgc_mode is None:
             return original(**descriptor)
         tmm = TransientMemoryMode[sdfgc_mode.upper()]
+        args = dict(descriptor.get("optimization_args") or {})
+        args["transient_memory_mode"] = tmm
+        if sdfgc_gpu:
+            return _gpu_backend(args, descriptor)
         external = None
         if tmm is TransientMemoryMode.EXTERNAL:
             _install_growth_hook()
             external = {core_defs.DeviceType.CPU: _WorkspaceView(shared_workspace())}
-        args = dict(descriptor.get("optimization_args") or {})
-        args["transient_memory_mode"] = tmm
         # As ICON4Py's factory, plus the mode and the workspace.
         return gtx_dace.make_dace_backend(
             gpu=False,
@@ -154,6 +156,44 @@ def _factory(original):
     return make_custom_dace_backend
 
 
+def _gpu_backend(args, descriptor):
+    """gt4py's DaCe GPU backend (CUDA) with the mode in `args`. Without cupy
+    (no GPU), fields stay NumPy arrays: the programs are lowered to gt4py's
+    GPU SDFGs and compiled (sdfgc, nvcc), and their calls fail; that is what
+    `SDFGC_DACE_KEEP` harvests GPU SDFGs with."""
+    from gt4py._core import definitions as core_defs
+    import gt4py.next.custom_layout_allocators as next_allocators
+    from gt4py.next import common as gtx_common
+    from gt4py.next.program_processors.runners.dace.transformations import TransientMemoryMode
+    from gt4py.next.program_processors.runners.dace.workflow import backend as dace_backend
+
+    device = core_defs.CUPY_DEVICE_TYPE or core_defs.DeviceType.CUDA
+    external = None
+    if args["transient_memory_mode"] is TransientMemoryMode.EXTERNAL:
+        # gt4py sizes and installs it per program; one host buffer stands in
+        # for the device buffer when there is no GPU.
+        external = {device: numpy_allocator(1 << 20, 256)}
+    args = args | {"unit_strides_kind": gtx_common.DimensionKind.HORIZONTAL}  # as make_dace_backend sets it
+    allocator = (next_allocators.StandardGPUFieldBufferAllocator() if core_defs.CUPY_DEVICE_TYPE
+                 else next_allocators.StandardCPUFieldBufferAllocator())
+    return dace_backend.DaCeBackendFactory(
+        gpu=False,  # the trait would take cupy's allocator
+        name_device="gpu",
+        device_type=device,
+        allocator=allocator,
+        auto_optimize=descriptor.get("auto_optimize", True),
+        external_workspace=external,
+        otf_workflow__bare_translation__async_sdfg_call=descriptor.get("async_sdfg_call", True),
+        otf_workflow__bare_translation__auto_optimize_args=args,
+        otf_workflow__bare_translation__unstructured_horizontal_has_unit_stride=True,
+        otf_workflow__bare_translation__use_metrics=descriptor.get("use_metrics", True),
+        otf_workflow__bare_translation__disable_field_origin_on_program_arguments=descriptor.get(
+            "use_zero_origin", False),
+        otf_workflow__bare_translation__use_max_domain_range_on_unstructured_shift=descriptor.get(
+            "use_max_domain_range_on_unstructured_shift"),
+    )
+
+
 def register():
     """Adds `dace_cpu_<mode>` to ICON4Py's backends (`--backend=dace_cpu_external`)."""
     from icon4py.model.common import model_backends
@@ -170,6 +210,10 @@ def register():
     for mode in MODES:
         model_backends.BACKENDS[f"dace_cpu_{mode}"] = {
             "backend_factory": wrapped, "device": model_backends.CPU, "sdfgc_mode": mode}
+        # GPU SDFGs; without cupy the fields are host arrays (see _gpu_backend)
+        model_backends.BACKENDS[f"dace_gpu_{mode}"] = {
+            "backend_factory": wrapped, "device": model_backends.GPU or model_backends.CPU,
+            "sdfgc_mode": mode, "sdfgc_gpu": True}
 
 
 def pytest_addoption(parser):
@@ -181,8 +225,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     register()
     backend = config.getoption("--backend", default=None) or ""
-    if backend.startswith("dace_cpu_"):
-        config._sdfgc_mode = backend[len("dace_cpu_"):]
+    for prefix in ("dace_cpu_", "dace_gpu_"):
+        if backend.startswith(prefix):
+            config._sdfgc_mode = backend[len(prefix):]
 
 
 def pytest_report_header(config):

@@ -331,3 +331,25 @@ def test_refused_sdfg_raises_without_cmake(no_cmake):
     st.add_edge(t, "o", st.add_write("a"), None, dace.Memlet("a[0]"))
     with pytest.raises(sdfgc.SdfgcError, match="library environment 'cuBLAS'"):
         sdfg.compile()
+
+
+def test_gpu_sdfgs_get_daces_gpu_backend_without_a_target(monkeypatch):
+    """gt4py's GPU backend hands DaCe GPU SDFGs: with no `target` given, they
+    are generated for DaCe's `compiler.cuda.backend`, CPU SDFGs for the CPU."""
+    from dace.codegen import codegen
+
+    monkeypatch.setenv("NVCC", "true")  # generation only: the compile it starts is not awaited
+    sdfgc.dace.enable()
+    cpu = axpy_sdfg("hook_target_cpu")
+    gpu = axpy_sdfg("hook_target_gpu")
+    gpu.apply_gpu_transformations()
+    assert sdfgc.dace._target_for(cpu, {}) == "cpp"
+    assert sdfgc.dace._target_for(gpu, {}) == "cuda"
+    assert sdfgc.dace._target_for(cpu, {"offload": True}) == "cuda"
+    assert sdfgc.dace._target_for(gpu, {"target": "hip"}) == "hip"
+    with dace.config.set_temporary("compiler", "cuda", "backend", value="hip"):
+        assert sdfgc.dace._target_for(gpu, {}) == "hip"
+    # The whole hook (no compiler needed): sdfgc's CUDA translation unit.
+    objs = codegen.generate_code(gpu)
+    main = [o for o in objs if o.name == gpu.name and o.language == "cu"]
+    assert main and "__global__" in main[0].clean_code, [(o.name, o.language) for o in objs]
