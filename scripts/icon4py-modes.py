@@ -6,6 +6,7 @@ project's pytest plugin (`python/sdfgc/icon4py_modes.py`). Not part of CI
 
     python3 scripts/icon4py-modes.py [--tests test_a.py,test_b.py|all] [--modes scoped,external]
                                      [--gens dace,sdfgc] [--jobs 1] [--nice 10] [--out build/icon4py-modes]
+    python3 scripts/icon4py-modes.py --gpu-emulated --gens sdfgc [...]   # gt4py's GPU SDFGs, emulated GPU
 
 Needs the ICON4Py venv of ../shared/icon4py/README.md with the sdfgc package
 installed (default `build/venv-icon`, `--venv`). For every mode and generator:
@@ -70,7 +71,7 @@ def all_tests():
 def run_pytest(args, venv, src, out, mode, gen, tests, tag=None):
     """pytest over `tests` (file names, or node ids `file::Class::test[...]`);
     returns (results, wall-clock seconds)."""
-    tag = tag or f"{mode}-{gen}"
+    tag = tag or f"{args.prefix}{mode}-{gen}"
     env = dict(os.environ)
     env.update(
         GT4PY_BUILD_CACHE_LIFETIME="persistent",
@@ -81,19 +82,23 @@ def run_pytest(args, venv, src, out, mode, gen, tests, tag=None):
     )
     env.pop("SDFGC_DACE", None)
     if gen == "sdfgc":
-        shutil.rmtree(out / "sdfgs" / mode, ignore_errors=True)
-        shutil.rmtree(out / "percall" / mode, ignore_errors=True)
-        if (out / "percall" / f"{mode}.json").exists():
-            os.remove(out / "percall" / f"{mode}.json")
+        shutil.rmtree(out / "sdfgs" / (args.prefix + mode), ignore_errors=True)
+        if not args.gpu_emulated:  # the CPU SDFGs' allocation counts
+            shutil.rmtree(out / "percall" / mode, ignore_errors=True)
+            if (out / "percall" / f"{mode}.json").exists():
+                os.remove(out / "percall" / f"{mode}.json")
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=str(out / f"{tag}.sdfgc.log"),
-                   SDFGC_DACE_KEEP=str(out / "sdfgs" / mode))
+                   SDFGC_DACE_KEEP=str(out / "sdfgs" / (args.prefix + mode)))
     shutil.rmtree(out / "cache" / tag, ignore_errors=True)
     shutil.rmtree(out / "sdfgc-cache" / tag, ignore_errors=True)
     for old in glob.glob(str(out / (tag + ".workspace.json")) + "*") + [str(out / (tag + ".xml"))]:
         if os.path.exists(old):
             os.remove(old)
+    if args.gpu_emulated:  # gt4py's GPU SDFGs, built against the emulated GPU runtime, host fields
+        env["NVCC"] = str(ROOT / "scripts" / "emu-nvcc")
+    device = "gpu" if args.gpu_emulated else "cpu"
     cmd = ["nice", "-n", str(args.nice), f"{venv}/bin/python", "-m", "pytest", "-p", "no:cacheprovider",
-           "-p", "sdfgc.icon4py_modes", f"--backend=dace_cpu_{mode}",
+           "-p", "sdfgc.icon4py_modes", f"--backend=dace_{device}_{mode}",
            f"--workspace-report={out / (tag + '.workspace.json')}",
            "--grid=simple", "--benchmark-disable", "--timeout=900",
            f"--junitxml={out / (tag + '.xml')}", "-v"]
@@ -296,6 +301,9 @@ def main():
     ap.add_argument("--nice", type=int, default=10, help="niceness of pytest and the compilers")
     ap.add_argument("--no-recheck", action="store_true",
                     help="do not rerun sdfgc's failures with DaCe's generator")
+    ap.add_argument("--gpu-emulated", action="store_true",
+                    help="gt4py's GPU SDFGs (dace_gpu_<mode>), sdfgc's CUDA built by scripts/emu-nvcc against "
+                         "the emulated GPU runtime, fields on the host (sdfgc only; runs tagged gpu-<mode>-sdfgc)")
     ap.add_argument("--venv", default=str(ROOT / "build" / "venv-icon"))
     ap.add_argument("--out", default=str(ROOT / "build" / "icon4py-modes"))
     ap.add_argument("--iterations", type=int, default=20)
@@ -305,6 +313,11 @@ def main():
                     help="count the allocations per call of MODE's kept SDFGs (percall/MODE.json, which "
                          "later summaries reuse) and exit")
     args = ap.parse_args()
+    args.prefix = "gpu-" if args.gpu_emulated else ""
+    if args.gpu_emulated:
+        args.no_recheck = True  # DaCe's generator cannot build for a GPU here
+    if args.gpu_emulated and "dace" in args.gens.split(","):
+        ap.error("--gpu-emulated runs sdfgc only (--gens sdfgc): DaCe's generator needs nvcc and a GPU")
     global NICE
     NICE = args.nice
     out = Path(args.out).resolve()
@@ -329,7 +342,7 @@ def main():
         summary["results"] = json.loads(old.read_text()).get("results", {})
     for mode in modes:
         for gen in gens:
-            tag = f"{mode}-{gen}"
+            tag = f"{args.prefix}{mode}-{gen}"
             if args.skip_tests:
                 res = results(out / f"{tag}.xml")
                 wall = summary["results"].get(tag, {}).get("wall_s") or log_wall(out / f"{tag}.log")

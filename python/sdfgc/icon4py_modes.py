@@ -158,29 +158,22 @@ def _factory(original):
 
 def _gpu_backend(args, descriptor):
     """gt4py's DaCe GPU backend (CUDA) with the mode in `args`. Without cupy
-    (no GPU), fields stay NumPy arrays: the programs are lowered to gt4py's
-    GPU SDFGs and compiled (sdfgc, nvcc), and their calls fail; that is what
-    `SDFGC_DACE_KEEP` harvests GPU SDFGs with."""
+    (no GPU) gt4py still lowers the programs to its GPU SDFGs, but fields,
+    calls and the workspace stay on the host: run with `NVCC` set to
+    `scripts/emu-nvcc`, the libraries run on the project's emulated GPU
+    runtime (with a real nvcc and no GPU, their init fails)."""
     from gt4py._core import definitions as core_defs
-    import gt4py.next.custom_layout_allocators as next_allocators
     from gt4py.next import common as gtx_common
     from gt4py.next.program_processors.runners.dace.transformations import TransientMemoryMode
     from gt4py.next.program_processors.runners.dace.workflow import backend as dace_backend
 
-    device = core_defs.CUPY_DEVICE_TYPE or core_defs.DeviceType.CUDA
+    gpu = core_defs.CUPY_DEVICE_TYPE
     external = None
     if args["transient_memory_mode"] is TransientMemoryMode.EXTERNAL:
-        # gt4py sizes and installs it per program; one host buffer stands in
-        # for the device buffer when there is no GPU.
-        external = {device: numpy_allocator(1 << 20, 256)}
+        # gt4py sizes and installs it per program (from the GPU_Global size).
+        external = {gpu or core_defs.DeviceType.CUDA: _poisoned(1 << 20, 256)}
     args = args | {"unit_strides_kind": gtx_common.DimensionKind.HORIZONTAL}  # as make_dace_backend sets it
-    allocator = (next_allocators.StandardGPUFieldBufferAllocator() if core_defs.CUPY_DEVICE_TYPE
-                 else next_allocators.StandardCPUFieldBufferAllocator())
-    return dace_backend.DaCeBackendFactory(
-        gpu=False,  # the trait would take cupy's allocator
-        name_device="gpu",
-        device_type=device,
-        allocator=allocator,
+    options = dict(
         auto_optimize=descriptor.get("auto_optimize", True),
         external_workspace=external,
         otf_workflow__bare_translation__async_sdfg_call=descriptor.get("async_sdfg_call", True),
@@ -192,6 +185,33 @@ def _gpu_backend(args, descriptor):
         otf_workflow__bare_translation__use_max_domain_range_on_unstructured_shift=descriptor.get(
             "use_max_domain_range_on_unstructured_shift"),
     )
+    if gpu:
+        return dace_backend.DaCeBackendFactory(gpu=True, **options)
+    # GPU SDFGs (translation for CUDA), host fields and calls.
+    _host_arrays_as_device_arrays()
+    return dace_backend.DaCeBackendFactory(
+        gpu=False, name_device="gpu", otf_workflow__bare_translation__device_type=core_defs.DeviceType.CUDA,
+        **options)
+
+
+def _host_arrays_as_device_arrays():
+    """Without cupy, DaCe takes a GPU_Global argument's (or workspace's)
+    pointer from a NumPy array's `__array_interface__`: the emulated GPU
+    runtime's kernels and copies read host memory."""
+    from dace import dtypes
+
+    original = dtypes.array_interface_ptr
+    if getattr(original, "_sdfgc_host", False):
+        return
+
+    def array_interface_ptr(array, storage):
+        if storage == dtypes.StorageType.GPU_Global and not hasattr(array, "__cuda_array_interface__") \
+                and hasattr(array, "__array_interface__"):
+            return array.__array_interface__["data"][0]
+        return original(array, storage)
+
+    array_interface_ptr._sdfgc_host = True
+    dtypes.array_interface_ptr = array_interface_ptr
 
 
 def register():
