@@ -8,7 +8,7 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CORPUS = os.path.join(REPO, "fixtures", "corpus")
 
-NP = {"float64": "float64", "float32": "float32", "int32": "int32", "int64": "int64"}
+NP = {"float64": "float64", "float32": "float32", "int32": "int32", "int64": "int64", "uint32": "uint32"}
 CT = {"float64": ctypes.c_double, "float32": ctypes.c_float, "int32": ctypes.c_int32, "int64": ctypes.c_int64}
 
 
@@ -19,8 +19,8 @@ def cache(tmp_path):
 
 
 def case(name):
-    """(folder, case.json) of a corpus case."""
-    folder = os.path.join(CORPUS, name)
+    """(folder, case.json) of a corpus case (or of `fixtures/<family>/<case>`)."""
+    folder = os.path.join(REPO, "fixtures", name) if "/" in name else os.path.join(CORPUS, name)
     with open(os.path.join(folder, "case.json")) as fh:
         return folder, json.load(fh)
 
