@@ -231,6 +231,47 @@ def make_dynamic_pointer_output(rng):
                {'B': refB, 'C': refC}, (0, 0), ['tasklet_if', 'dynamic_memlet', 'parallel_map'])
 
 
+def make_tiled_copy(rng):
+    """Copies whose ranges are tiled (`begin:end:step:tile`: `tile` consecutive
+    elements at every step), as DaCe's strided_range_copy test writes them."""
+    sdfg = dace.SDFG('tiled_copy')
+    for n, shape in [('A', (2, 16, 4)), ('B', (4, )), ('C', (2, 16, 4)), ('D', (40, 40)), ('E', (6, 6)),
+                     ('F', (40, 40)), ('V', [N]), ('W', [N])]:
+        sdfg.add_array(n, shape, dace.float64)
+    prev = None
+    for k, (src, dst, memlet) in enumerate([
+            ('A', 'B', 'A[1, 0:10:8:2, 3]'),  # 4 elements of a 3-D array into a 1-D one
+            ('B', 'C', 'C[1, 0:10:8:2, 3]'),  # the data on the destination
+            ('D', 'E', 'D[3:30:16:3, 2:29:16:3]'),  # 2-D tiles (a blocked tile pattern)
+            ('E', 'F', 'F[3:30:16:3, 2:29:16:3]'),
+            ('V', 'W', 'V[1:N-3:4:2]')]):  # symbolic, into W from its origin
+        st = sdfg.add_state(f'copy{k}', is_start_block=(k == 0))
+        st.add_nedge(st.add_read(src), st.add_write(dst), Memlet(memlet))
+        if prev is not None:
+            sdfg.add_edge(prev, st, dace.InterstateEdge())
+        prev = st
+    sdfg.validate()
+    n = 22
+    inputs = {k: rng.random(desc.shape if k not in 'VW' else (n, )) for k, desc in sdfg.arrays.items()}
+    ref = {k: v.copy() for k, v in inputs.items()}
+
+    def tiled(start, stop, step, tile):
+        return [i for b in range(start, stop, step) for i in range(b, b + tile)]
+
+    ref['B'][:] = inputs['A'][1, tiled(0, 10, 8, 2), 3]
+    ref['C'][1, tiled(0, 10, 8, 2), 3] = ref['B']
+    rows, cols = tiled(3, 30, 16, 3), tiled(2, 29, 16, 3)
+    ref['E'][:] = inputs['D'][np.ix_(rows, cols)]
+    ref['F'][np.ix_(rows, cols)] = ref['E']
+    ref['W'][:len(tiled(1, n - 3, 4, 2))] = inputs['V'][tiled(1, n - 3, 4, 2)]
+    write_case('tiled_copy',
+               'copies over tiled ranges (begin:end:step:tile, `tile` consecutive elements at every step): a 3-D '
+               'source into a 1-D array and back, 2-D tiles of a blocked pattern into a smaller array and back, '
+               'a symbolic tiled range into an array from its origin',
+               {'program.sdfg': sdfg}, {'N': n}, inputs, {k: ref[k] for k in ['B', 'C', 'E', 'F', 'W']}, (0, 0),
+               ['copy', 'tiled', 'strided'])
+
+
 if __name__ == '__main__':
     scratch_dir('make-copy-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
@@ -238,3 +279,4 @@ if __name__ == '__main__':
     make_symbol_sized_copy_in_loop(rng)
     make_fused_reduce_transient(rng)
     make_dynamic_pointer_output(np.random.default_rng(SEED))  # its own stream: regenerating it alone gives the same files
+    make_tiled_copy(np.random.default_rng(SEED + 1))

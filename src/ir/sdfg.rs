@@ -304,17 +304,58 @@ pub struct RangeDim {
 }
 
 impl RangeDim {
-    /// Number of indices in the range: `(end - start) / step + 1`, simplified.
+    /// Number of indices in the range: `(end - start) / step + 1`, simplified;
+    /// times the tile size for a tiled range (DaCe's `Range.size`).
     pub fn extent(&self) -> Expr {
         use crate::ir::simplify::simplify;
         let span = Expr::bin(BinaryOp::Sub, self.end.clone(), self.start.clone());
-        if simplify(&self.step) == Expr::Int(1) {
-            return simplify(&Expr::bin(BinaryOp::Add, span, Expr::Int(1)));
+        let steps = if simplify(&self.step) == Expr::Int(1) {
+            Expr::bin(BinaryOp::Add, span, Expr::Int(1))
+        } else {
+            Expr::bin(
+                BinaryOp::Add,
+                Expr::bin(BinaryOp::FloorDiv, span, self.step.clone()),
+                Expr::Int(1),
+            )
+        };
+        simplify(&self.tiled(steps))
+    }
+
+    /// True for a tiled range (`begin:end:step:tile`, tile not 1).
+    pub fn is_tiled(&self) -> bool {
+        crate::ir::simplify::simplify(&self.tile) != Expr::Int(1)
+    }
+
+    fn tiled(&self, e: Expr) -> Expr {
+        if self.is_tiled() {
+            Expr::bin(BinaryOp::Mul, self.tile.clone(), e)
+        } else {
+            e
         }
+    }
+
+    /// The index of position `i` (0-based) of the range: `start + i * step`;
+    /// for a tiled range `tile` consecutive indices at every step,
+    /// `start + (i / tile) * step + i % tile`.
+    pub fn index_at(&self, i: Expr) -> Expr {
+        use crate::ir::simplify::simplify;
+        if !self.is_tiled() {
+            return simplify(&Expr::bin(
+                BinaryOp::Add,
+                self.start.clone(),
+                Expr::bin(BinaryOp::Mul, i, self.step.clone()),
+            ));
+        }
+        let block = Expr::bin(BinaryOp::FloorDiv, i.clone(), self.tile.clone());
+        let within = Expr::bin(BinaryOp::Mod, i, self.tile.clone());
         simplify(&Expr::bin(
             BinaryOp::Add,
-            Expr::bin(BinaryOp::FloorDiv, span, self.step.clone()),
-            Expr::Int(1),
+            Expr::bin(
+                BinaryOp::Add,
+                self.start.clone(),
+                Expr::bin(BinaryOp::Mul, block, self.step.clone()),
+            ),
+            within,
         ))
     }
 }

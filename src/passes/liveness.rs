@@ -753,6 +753,7 @@ pub(crate) fn full_write(sdfg: &Sdfg, data: &str, m: &Memlet) -> bool {
                         if **a == *n && **b == Expr::Int(1));
                     is(&r.start, 0)
                         && is(&r.step, 1)
+                        && is(&r.tile, 1)
                         && (last_of_shape
                             || is(
                                 &Expr::bin(

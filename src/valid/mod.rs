@@ -277,6 +277,23 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
             let scope = node(e.dst).scope.or(node(e.src).scope);
             let mut params = scope_params(st, scope);
             with_scope_params(st, e, &mut params);
+            if let Some(r) = e
+                .memlet
+                .other_subset
+                .iter()
+                .flatten()
+                .find(|r| r.is_tiled())
+            {
+                // DaCe's copy does not walk a tiled other subset as tiled (it
+                // writes a contiguous run): refused rather than differ.
+                return Err(Error::unsupported(
+                    &e.path,
+                    format!(
+                        "memlet on '{d}' in state '{label}' has a tiled other subset (tile {}): only the memlet's own subset may be tiled",
+                        crate::ir::cexpr::to_cpp(&r.tile)
+                    ),
+                ));
+            }
             for sub in [&e.memlet.subset, &e.memlet.other_subset]
                 .into_iter()
                 .flatten()
@@ -286,16 +303,26 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                         check_names_in(x, names, &params, &e.path, || format!("memlet on '{d}'"))?;
                     }
                     // `begin:end:step:tile` selects `tile` consecutive
-                    // elements at every step; no writer reads the tile. On
-                    // the outer edges of a map scope it only describes what
-                    // the iterations touch (propagated), and nothing is copied.
+                    // elements at every step: copies between containers walk
+                    // it (`RangeDim::index_at`). On the outer edges of a map
+                    // scope it only describes what the iterations touch
+                    // (propagated), and nothing is copied. A tasklet or a
+                    // library node would see it as one pointer: refused.
                     let scope_edge = matches!(node(e.dst).kind, NodeKind::MapEntry(_))
                         || matches!(node(e.src).kind, NodeKind::MapExit { .. });
-                    if r.tile != Expr::Int(1) && !scope_edge {
+                    let container = |n: NodeId| match &node(n).kind {
+                        NodeKind::Access(a) => sdfg
+                            .arrays
+                            .get(&a.data)
+                            .is_some_and(|x| x.kind != DataKind::View),
+                        _ => false,
+                    };
+                    let copy_edge = container(e.src) && container(e.dst);
+                    if r.tile != Expr::Int(1) && !scope_edge && !copy_edge {
                         return Err(Error::unsupported(
                             &e.path,
                             format!(
-                                "memlet on '{d}' in state '{label}' has a tiled range (tile {}): tiled subsets are not implemented",
+                                "memlet on '{d}' in state '{label}' has a tiled range (tile {}) outside a copy: only copies between containers (not views) take tiled subsets",
                                 crate::ir::cexpr::to_cpp(&r.tile)
                             ),
                         ));

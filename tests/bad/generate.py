@@ -202,6 +202,12 @@ def vector_interstate_read(d):
     d["edges"][0]["attributes"]["data"]["attributes"]["assignments"]["v"] = "A[0]"
 
 
+def tiled_other_subset(d):
+    m = memlet(edge(d, 0, 1))
+    m["other_subset"] = copy.deepcopy(m["subset"])
+    m["other_subset"]["ranges"][0]["tile"] = "2"
+
+
 def bool_buffers(d):
     for a in ("inbuf", "outbuf"):
         d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
@@ -304,6 +310,8 @@ CASES = [
     ("mpi_v2_grid_on_another_connector", mpi_fixture("grid_bcast.v2", lambda d: d["nodes"][3]["edges"][0].update(dst_connector="_comm")), 1, "process grid 'grid' read by '_Bcast_' on connector '_comm'", "at /nodes/3/edges/0", "check"),
     # Vector types: control flow that indexes a vector container (it counts vectors).
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
+    # A tiled other subset (DaCe's copy writes it as a contiguous run).
+    ("tiled_other_subset", tiled_other_subset, 1, "has a tiled other subset (tile 2)", "at /nodes/3/edges/", "check"),
 ]
 
 

@@ -126,7 +126,10 @@ fn memory_order(d: &DataDesc, sub: &Subset) -> Option<Vec<usize>> {
         return None;
     }
     let dims = nonunit(sub);
-    if dims.iter().any(|&k| simplify(&sub[k].step) != Expr::Int(1)) {
+    if dims
+        .iter()
+        .any(|&k| simplify(&sub[k].step) != Expr::Int(1) || sub[k].is_tiled())
+    {
         return None;
     }
     let mut left: Vec<usize> = (0..dims.len()).collect();

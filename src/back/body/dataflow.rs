@@ -711,13 +711,7 @@ impl FnWriter<'_> {
     fn copy_loops(&mut self, c: &CopySides) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
         let (ss, ds) = (&c.src, &c.dst);
         let extent = RangeDim::extent;
-        let at = |r: &RangeDim, i: Expr| {
-            simplify(&Expr::bin(
-                BinaryOp::Add,
-                r.start.clone(),
-                Expr::bin(BinaryOp::Mul, i, r.step.clone()),
-            ))
-        };
+        let at = |r: &RangeDim, i: Expr| r.index_at(i);
         let mut sidx: Vec<Expr> = ss.iter().map(|r| r.start.clone()).collect();
         let mut didx: Vec<Expr> = ds.iter().map(|r| r.start.clone()).collect();
         let mut loops = Vec::new();

@@ -766,11 +766,7 @@ impl FnWriter<'_> {
                 }
                 let q = Expr::bin(BinaryOp::FloorDiv, Expr::sym("__c"), inner.clone());
                 let i = Expr::bin(BinaryOp::Mod, q, ext.clone());
-                idx[k] = simplify(&Expr::bin(
-                    BinaryOp::Add,
-                    s[k].start.clone(),
-                    Expr::bin(BinaryOp::Mul, i, s[k].step.clone()),
-                ));
+                idx[k] = s[k].index_at(i);
                 inner = Expr::bin(BinaryOp::Mul, inner, ext);
             }
             idx

@@ -626,6 +626,7 @@ fn state_writes_whole_first(sdfg: &Sdfg, st: &State, name: &str) -> bool {
                 && sub.iter().zip(&desc.shape).all(|(r, n)| {
                     simplify(&r.start) == Expr::Int(0)
                         && simplify(&r.step) == Expr::Int(1)
+                        && !r.is_tiled()
                         && simplify(&Expr::bin(BinaryOp::Sub, n.clone(), r.end.clone()))
                             == Expr::Int(1)
                 });
