@@ -206,6 +206,7 @@ mod tests {
             pool: false,
             may_alias: false,
             path: String::new(),
+            member: None,
         }
     }
 
