@@ -107,6 +107,24 @@ fn structure(
             format!("structure '{dotted}' in storage {s} (structures are CPU only)"),
         ));
     }
+    // DaCe's Structure is one struct (shape [1]); anything else is not
+    // DaCe's and would not be laid out as it says.
+    if let Some(shape) = member(av, "shape") {
+        let one = |x: &Json| match x {
+            Json::String(t) => t.trim() == "1",
+            Json::Number(n) => n.as_u64() == Some(1),
+            _ => false,
+        };
+        if !shape.as_array().is_some_and(|a| a.len() == 1 && one(&a[0])) {
+            return Err(Error::unsupported(
+                ptr(&ap, "shape"),
+                format!(
+                    "structure '{dotted}' of a shape other than [1] (a Structure is one \
+                     struct; arrays of structures are ContainerArrays)"
+                ),
+            ));
+        }
+    }
     if !transient {
         f.descs.push((
             cname.to_string(),
