@@ -37,9 +37,10 @@ def abi_entry(sdfg, kinds=None, *, external=False, other_exports=False, expand_c
     """The exported functions of DaCe's generated code for `sdfg`, in the
     case.json `abi` format.
 
-    kinds: argument name -> 'scalar'/'array' (a dict, or case.json `args`
-    entries); a non-pointer parameter named as a scalar there is a scalar,
-    every other one a symbol. external: `char *` parameters are the
+    kinds: argument name -> 'scalar'/'array'/'struct' (a dict, or case.json
+    `args` entries); a non-pointer parameter named as a scalar there is a
+    scalar, every other one a symbol; a pointer named as a struct is a
+    `struct` parameter (a DaCe Structure). external: `char *` parameters are the
     workspace and the `__dace_*_external_memory_*` functions are listed
     (otherwise `external_memory` is empty). other_exports: add an empty
     `other_exports`. expand_copy: generate the code of a deep copy (code
@@ -63,6 +64,9 @@ def abi_entry(sdfg, kinds=None, *, external=False, other_exports=False, expand_c
                 params.append({'name': pname, 'ctype': ctype, 'kind': 'state'})
             elif external and ctype == 'char *':
                 params.append({'name': pname, 'ctype': ctype, 'kind': 'workspace'})
+            elif ctype.endswith('*') and kinds.get(pname) == 'struct':
+                # A DaCe Structure: a pointer to its C struct.
+                params.append({'name': pname, 'ctype': ctype, 'kind': 'struct'})
             elif ctype.endswith('*'):
                 params.append({'name': pname, 'ctype': ctype, 'kind': 'array', 'dtype': CTYPES[ctype[:-1].strip()]})
             else:

@@ -155,6 +155,15 @@ pub fn symbol_docs(p: &Program) -> Vec<SymbolDoc> {
 /// an incoming memlet refers to in some state of the top-level SDFG (writes
 /// in nested SDFGs and map scopes reach such a node too).
 pub fn written_arrays(p: &Program) -> BTreeSet<String> {
+    let mut out = written_containers(p);
+    let args: BTreeSet<String> = array_args(p).iter().map(|(n, _)| n.to_string()).collect();
+    out.retain(|n| args.contains(n));
+    out
+}
+
+/// The containers of the top-level SDFG that an access node with an
+/// incoming memlet refers to (members of structures included).
+fn written_containers(p: &Program) -> BTreeSet<String> {
     fn region(r: &Region, out: &mut BTreeSet<String>) {
         for b in &r.blocks {
             match &b.kind {
@@ -173,8 +182,6 @@ pub fn written_arrays(p: &Program) -> BTreeSet<String> {
     }
     let mut out = BTreeSet::new();
     region(&p.sdfg.body, &mut out);
-    let args: BTreeSet<String> = array_args(p).iter().map(|(n, _)| n.to_string()).collect();
-    out.retain(|n| args.contains(n));
     out
 }
 
@@ -251,11 +258,27 @@ pub fn symbol_lines(p: &Program) -> Vec<String> {
 /// Comment lines for the header: one per program argument, with the array
 /// shape and strides (in elements) and whether the program writes it.
 pub fn argument_lines(p: &Program) -> Vec<String> {
-    let written = written_arrays(p);
+    let written = written_containers(p);
     p.abi
         .program
         .iter()
         .map(|x| match (x.kind, p.sdfg.arrays.get(&x.name)) {
+            (ParamKind::Array, Some(d)) if matches!(d.dtype, DType::Struct(_)) => {
+                let t = x.dtype.header_ctype();
+                let members: Vec<String> = written
+                    .iter()
+                    .filter_map(|n| member_path(p, n, &x.name))
+                    .collect();
+                let access = if members.is_empty() {
+                    "members read only".to_string()
+                } else {
+                    format!("members written: {}", members.join(", "))
+                };
+                format!(
+                    "{t} *{}: one struct {t} (declared above; arrays and nested structures are pointers in it); host memory; {access}",
+                    x.name
+                )
+            }
             (ParamKind::Array, Some(d)) => {
                 let dims: String = d
                     .shape
@@ -291,6 +314,21 @@ pub fn argument_lines(p: &Program) -> Vec<String> {
         })
         .map(|l| comment_safe(&l))
         .collect()
+}
+
+/// The dotted path (`vals`, `p.w`) of the member container `name` below
+/// the structure argument `root`, if it is one.
+fn member_path(p: &Program, name: &str, root: &str) -> Option<String> {
+    let mut path = Vec::new();
+    let mut cur = name;
+    while let Some(m) = p.sdfg.arrays.get(cur).and_then(|d| d.member.as_ref()) {
+        path.push(m.field.as_str());
+        cur = &m.parent;
+    }
+    (cur == root && !path.is_empty()).then(|| {
+        path.reverse();
+        path.join(".")
+    })
 }
 
 /// Text that cannot end or nest a C comment.

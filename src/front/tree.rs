@@ -110,6 +110,11 @@ impl<'a> Object<'a> {
         self.entries.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
+    /// The entries in document order, values mutable.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&str, &mut Json<'a>)> {
+        self.entries.iter_mut().map(|(k, v)| (&**k, v))
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -189,6 +194,14 @@ impl<'a> Json<'a> {
     pub fn as_array_mut(&mut self) -> Option<&mut [Json<'a>]> {
         match self {
             Json::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The object, if this is one, for changing it in place.
+    pub fn as_object_mut(&mut self) -> Option<&mut Object<'a>> {
+        match self {
+            Json::Object(o) => Some(o),
             _ => None,
         }
     }

@@ -130,6 +130,32 @@ pub struct DataDesc {
     pub may_alias: bool,
     /// JSON pointer of the descriptor.
     pub path: String,
+    /// A member of a DaCe `Structure` argument (`A.indptr`, renamed to a C
+    /// identifier at load): not a parameter; bound at the top of the
+    /// function from its structure's pointer (`A->indptr`).
+    pub member: Option<Member>,
+}
+
+/// Where a member of a structure lives: the field of its parent structure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// The container of the parent structure (an argument, or a member itself).
+    pub parent: String,
+    /// The C field name.
+    pub field: String,
+}
+
+/// A C struct type of DaCe `Structure` containers, as DaCe declares it
+/// (`dtypes.struct.emit_definition`): arrays and nested structures are
+/// pointers, scalars values, in the members' order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructType {
+    /// The C type name (the Structure's `name`).
+    pub name: String,
+    /// Fields in order: name and C type (`int*`, `float`, `CSRMatrix*`).
+    pub fields: Vec<(String, String)>,
+    /// The struct types its fields point to.
+    pub uses: Vec<String>,
 }
 
 impl DataDesc {

@@ -28,6 +28,37 @@ pub enum DType {
     /// the handles of DaCe's nonblocking MPI nodes. Its size is MPI's; 8
     /// bytes are reserved per element (the file asserts it is no more).
     MpiRequest,
+    /// A pointer-sized handle to a DaCe `Structure` (`{"type": "pointer",
+    /// "dtype": {"type": "struct", ...}}`): the element type of a structure
+    /// container, whose C type is the struct's name
+    /// ([`crate::ir::StructType`] defines its fields).
+    Struct(StructName),
+}
+
+/// The name of a C struct type, interned: [`DType`] stays `Copy`. Each
+/// distinct name is stored once per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StructName(&'static str);
+
+impl StructName {
+    /// Interns a struct type name (a C identifier).
+    pub fn new(name: &str) -> StructName {
+        use std::collections::BTreeSet;
+        use std::sync::Mutex;
+        static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+        let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = names.get(name) {
+            return StructName(n);
+        }
+        let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+        names.insert(n);
+        StructName(n)
+    }
+
+    /// The C type name.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
 }
 
 impl DType {
@@ -72,6 +103,7 @@ impl DType {
             DType::Str => "string",
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
+            DType::Struct(n) => n.as_str(),
         }
     }
 
@@ -97,6 +129,7 @@ impl DType {
             DType::Str => "sdfgc_string",
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
+            DType::Struct(n) => n.as_str(),
         }
     }
 
@@ -136,7 +169,8 @@ impl DType {
             | DType::Complex64
             | DType::Str
             | DType::PyObject
-            | DType::MpiRequest => 8,
+            | DType::MpiRequest
+            | DType::Struct(_) => 8,
             DType::Complex128 => 16,
         }
     }
@@ -182,7 +216,10 @@ impl DType {
     /// True for `string` and `pyobject`: pointers the program passes to
     /// callbacks, never computes with.
     pub fn is_opaque(self) -> bool {
-        matches!(self, DType::Str | DType::PyObject | DType::MpiRequest)
+        matches!(
+            self,
+            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_)
+        )
     }
 
     /// True for the complex types.
@@ -207,7 +244,7 @@ impl DType {
             DType::Float64 => 11,
             DType::Complex64 => 12,
             DType::Complex128 => 13,
-            DType::Str | DType::PyObject | DType::MpiRequest => 14,
+            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_) => 14,
         }
     }
 

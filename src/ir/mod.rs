@@ -12,6 +12,6 @@ pub mod symtypes;
 
 pub use callback::{Callback, CbValue};
 pub use data::*;
-pub use dtype::DType;
+pub use dtype::{DType, StructName};
 pub use expr::*;
 pub use sdfg::*;

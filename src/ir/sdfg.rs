@@ -41,6 +41,9 @@ pub struct Sdfg {
     pub assigned_types: NameMap<DType>,
     /// Compile-time constants.
     pub constants: NameMap<Constant>,
+    /// C struct types of this SDFG's `Structure` containers, nested
+    /// structures' types before the types that point to them.
+    pub struct_types: Vec<crate::ir::StructType>,
     /// Code placed at file scope, per location (`frame`, `cuda`, ...).
     pub global_code: NameMap<CodeBlock>,
     /// Code run in `__dace_init_<name>`, per location.

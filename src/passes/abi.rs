@@ -83,7 +83,7 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
     let mut arrays: Vec<Param> = sdfg
         .arrays
         .iter()
-        .filter(|(_, d)| !d.transient && d.kind != DataKind::Scalar)
+        .filter(|(_, d)| !d.transient && d.member.is_none() && d.kind != DataKind::Scalar)
         .map(|(n, d)| Param {
             name: n.clone(),
             dtype: d.dtype,
@@ -109,7 +109,12 @@ pub fn compute(sdfg: &Sdfg) -> Abi {
     let mut scalars: Vec<Param> = sdfg
         .arrays
         .iter()
-        .filter(|(n, d)| !d.transient && d.kind == DataKind::Scalar && !n.starts_with("__dace"))
+        .filter(|(n, d)| {
+            !d.transient
+                && d.member.is_none()
+                && d.kind == DataKind::Scalar
+                && !n.starts_with("__dace")
+        })
         .map(|(n, d)| Param {
             name: n.clone(),
             dtype: d.dtype,
@@ -152,28 +157,24 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
         .iter()
         .filter(|(n, _)| c.accessed.contains(*n) || c.used.contains(*n))
         .map(|(_, d)| d)
+        // A structure and the members of a structure argument add none
+        // (DaCe sees one `Structure` of shape 1, whose members it never
+        // looks up by name).
+        .filter(|d| d.member.is_none() && !matches!(d.dtype, DType::Struct(_)))
         .collect();
-    // A view's shape may name the parameters of the map it is used in (see
-    // `valid`): those are not the program's symbols.
-    let map_names: BTreeSet<String> = if used_containers.iter().any(|d| d.kind == DataKind::View) {
-        map_scope_names(&sdfg.body)
-            .into_iter()
-            .map(String::from)
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
+    // DaCe's `Data.used_symbols(all_symbols=False)`: strides and offsets
+    // always, shapes and total sizes only of transients that are no views
+    // (a view's extent comes from the memlet it views through, whose range
+    // starts count above; a view's shape may name anything, e.g. the
+    // parameters of the map it is used in or a member extent of a
+    // structure argument).
     for d in used_containers {
         for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);
         }
-        if d.transient {
+        if d.transient && d.kind != DataKind::View {
             for e in d.shape.iter().chain([&d.total_size]) {
-                if d.kind == DataKind::View {
-                    c.expr_minus(e, &map_names);
-                } else {
-                    c.expr(e);
-                }
+                c.expr(e);
             }
         }
     }

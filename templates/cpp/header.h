@@ -41,6 +41,11 @@
 {%- if !complex_types.is_empty() %}
 {{ complex_types }}
 {%- endif %}
+{%- if !struct_types.is_empty() %}
+
+/* The structs of DaCe Structure arguments (arrays and nested structures are pointers). */
+{{ struct_types }}
+{%- endif %}
 
 #ifdef __cplusplus
 extern "C" {

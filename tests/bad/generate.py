@@ -208,6 +208,24 @@ def tiled_other_subset(d):
     m["other_subset"]["ranges"][0]["tile"] = "2"
 
 
+def structure_fixture(mutate):
+    """fixtures/corpus/structure_members (DaCe 1.0.2) with one defect, as raw text."""
+    with open(os.path.join(ROOT, "fixtures", "corpus", "structure_members", "program.sdfg")) as f:
+        d = strip(json.load(f))
+    mutate(d)
+    return raw(json.dumps(d, indent=1))
+
+
+def container_array_member(d):
+    """The nested structure S.p becomes an array of two of them (DaCe's ContainerArray)."""
+    members = d["attributes"]["_arrays"]["S"]["attributes"]["members"]
+    name, params = members[3]
+    assert name == "p"
+    members[3] = [name, {"type": "ContainerArray", "attributes": {
+        "stype": params, "dtype": params["attributes"]["dtype"], "shape": ["2"], "strides": ["1"],
+        "total_size": "2", "offset": ["0"]}}]
+
+
 def bool_buffers(d):
     for a in ("inbuf", "outbuf"):
         d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
@@ -228,7 +246,8 @@ CASES = [
     ("unknown_node_type", lambda d: node(d, 1).__setitem__("type", "Frobnicator"), 1, "dataflow node type 'Frobnicator'", "at /nodes/3/nodes/1/type", "check"),
     ("unknown_block_type", lambda d: d["nodes"][2].__setitem__("type", "WhileBlock"), 1, "control-flow block type 'WhileBlock'", "at /nodes/2/type", "check"),
     ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "stream '__tmp0': arrays of streams are not supported", "at /attributes/_arrays/__tmp0", "cpp"),
-    ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "data container 'B' of type Structure", "at /attributes/_arrays/B", "check"),
+    # A Structure with an array's attributes: DaCe's structures are one struct (shape [1]).
+    ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "structure 'B' of a shape other than [1]", "at /attributes/_arrays/B/attributes/shape", "check"),
     ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "data container 'B' of type Reference", "at /attributes/_arrays/B", "check"),
     ("unknown_container_kind", lambda d: arr(d, "B").__setitem__("type", "Blob"), 1, "unknown data type 'Blob'", "at /attributes/_arrays/B/type", "check"),
     ("unknown_dtype", lambda d: arr(d)["attributes"].__setitem__("dtype", "float128"), 1, "data type 'float128'", "at /attributes/_arrays/A/attributes/dtype", "check"),
@@ -312,6 +331,8 @@ CASES = [
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
     # A tiled other subset (DaCe's copy writes it as a contiguous run).
     ("tiled_other_subset", tiled_other_subset, 1, "has a tiled other subset (tile 2)", "at /nodes/3/edges/", "check"),
+    # Structures: an array of structures as a member (DaCe's ContainerArray).
+    ("structure_container_array_member", structure_fixture(container_array_member), 1, "structure member 'S.p' of type ContainerArray", "at /attributes/_arrays/S/attributes/members/3/1", "check"),
 ]
 
 

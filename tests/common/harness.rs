@@ -23,6 +23,13 @@
 //!   function the library exports, gets a 64-byte aligned, zero-initialised
 //!   workspace (size query and set take the init symbols); non-CPU storages
 //!   are reported as unsupported;
+//! * a structure argument (`kind: "struct"`, a DaCe `Structure`) is a C
+//!   struct the driver builds with the layout DaCe (and sdfgc) declare: its
+//!   `members`, in order, each naming the argument it holds (`arg`): an
+//!   array or a structure as a pointer to that argument's buffer, a scalar
+//!   as a value of its `dtype`; the struct is passed by pointer (ABI
+//!   parameter kind `struct`), restored before every call like any buffer,
+//!   and an output naming a scalar member is compared in the struct;
 //! * complex data (`complex_dtype` on an arg or output) are interleaved
 //!   (real, imag) pairs of their `dtype` and compared part by part; a complex
 //!   scalar is one pair, passed by value as `std::complex<float|double>`;
@@ -363,6 +370,17 @@ struct Arg {
     complex: Option<&'static str>,
     /// Initial contents; `None` for output-only arrays (zero-filled).
     input_file: Option<PathBuf>,
+    /// A structure argument (`kind: "struct"`): its C struct.
+    structure: Option<StructArg>,
+}
+
+/// The C struct of a structure argument.
+#[derive(Debug)]
+struct StructArg {
+    /// The struct type's name (for messages; the driver declares its own).
+    ctype: String,
+    /// `(field, argument it holds)` in the struct's order.
+    members: Vec<(String, String)>,
 }
 
 impl Arg {
@@ -413,6 +431,7 @@ impl Case {
             .map(|o| parse_output(o, &dir))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ctx)?;
+        check_structs(&args, &outputs).map_err(ctx)?;
         Ok(Case {
             name: get_str(&json, "name").map_err(ctx)?.to_string(),
             symbols: json
@@ -443,6 +462,32 @@ impl Case {
             .ok_or_else(|| format!("case {}: no argument named {name:?}", self.name))
     }
 
+    /// The structure argument and field holding the scalar argument `i`
+    /// (a scalar member), if any.
+    fn scalar_member(&self, i: usize) -> Option<(usize, &str)> {
+        if !self.args[i].is_scalar {
+            return None;
+        }
+        self.args.iter().enumerate().find_map(|(si, a)| {
+            let st = a.structure.as_ref()?;
+            st.members
+                .iter()
+                .find(|(_, arg)| *arg == self.args[i].name)
+                .map(|(field, _)| (si, field.as_str()))
+        })
+    }
+
+    /// The C++ expression of the bytes of argument `i` the library sees: its
+    /// buffer, or a scalar member's field in its struct.
+    fn data_ptr(&self, i: usize) -> String {
+        match self.scalar_member(i) {
+            Some((si, field)) => format!(
+                "reinterpret_cast<unsigned char*>(&reinterpret_cast<harness_struct_{si}*>(args[{si}].data)->{field})"
+            ),
+            None => format!("args[{i}].data"),
+        }
+    }
+
     /// The ABI of `variant` (empty: the default variant), with the
     /// auto-detected workspaces added.
     fn abi(&self, variant: &str) -> Result<Abi, String> {
@@ -460,6 +505,44 @@ impl Case {
         })?;
         parse_abi(entry).map_err(|e| format!("case {} abi[{variant}]: {e}", self.name))
     }
+}
+
+/// Every member of a structure argument names another argument; a scalar is
+/// the member of one structure at most (its value lives in that struct);
+/// no output names a structure.
+fn check_structs(args: &[Arg], outputs: &[Output]) -> Result<(), String> {
+    let mut scalar_owner = std::collections::BTreeMap::new();
+    for a in args {
+        let Some(st) = &a.structure else { continue };
+        for (field, arg) in &st.members {
+            let m = args.iter().find(|x| &x.name == arg).ok_or_else(|| {
+                format!(
+                    "struct arg {}: member {field} names no argument {arg:?}",
+                    a.name
+                )
+            })?;
+            if m.is_scalar
+                && let Some(other) = scalar_owner.insert(arg.clone(), a.name.clone())
+            {
+                return Err(format!(
+                    "scalar arg {arg} is a member of both {other} and {}",
+                    a.name
+                ));
+            }
+        }
+    }
+    for o in outputs {
+        if args
+            .iter()
+            .any(|a| a.name == o.name && a.structure.is_some())
+        {
+            return Err(format!(
+                "output {} is a structure (name its members instead)",
+                o.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn get_array<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
@@ -506,6 +589,9 @@ fn c_order_strides(shape: &[i64]) -> Vec<i64> {
 
 fn parse_arg(a: &Value, dir: &Path) -> Result<Arg, String> {
     let name = get_str(a, "name")?.to_string();
+    if get_str(a, "kind")? == "struct" {
+        return parse_struct_arg(a, name);
+    }
     let dtype = Dtype::parse(get_str(a, "dtype")?)?;
     let shape = get_ints(a, "shape")?.unwrap_or_default();
     let is_scalar = get_str(a, "kind")? == "scalar";
@@ -545,6 +631,39 @@ fn parse_arg(a: &Value, dir: &Path) -> Result<Arg, String> {
         is_scalar,
         complex,
         input_file,
+        structure: None,
+    })
+}
+
+/// A `kind: "struct"` argument: `ctype` and `members` (`name`, `arg`).
+fn parse_struct_arg(a: &Value, name: String) -> Result<Arg, String> {
+    let members = get_array(a, "members")
+        .map_err(|e| format!("struct arg {name}: {e}"))?
+        .iter()
+        .map(|m| {
+            let field = get_str(m, "name")?;
+            let valid = field.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(format!("member {field:?} is no C identifier"));
+            }
+            Ok((field.to_string(), get_str(m, "arg")?.to_string()))
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| format!("struct arg {name}: {e}"))?;
+    Ok(Arg {
+        structure: Some(StructArg {
+            ctype: get_str(a, "ctype")?.to_string(),
+            members,
+        }),
+        name,
+        dtype: Dtype::U8,
+        shape: Vec::new(),
+        strides: Vec::new(),
+        span_elements: 0,
+        is_scalar: false,
+        complex: None,
+        input_file: None,
     })
 }
 
@@ -580,6 +699,8 @@ enum ParamKind {
     Array,
     Scalar,
     ScalarGpuPointer,
+    /// A pointer to the C struct of a structure argument.
+    Struct,
 }
 
 #[derive(Debug, Clone)]
@@ -692,6 +813,7 @@ fn parse_param(p: &Value) -> Result<Param, String> {
         "array" => ParamKind::Array,
         "scalar" => ParamKind::Scalar,
         "scalar_gpu_pointer" => ParamKind::ScalarGpuPointer,
+        "struct" => ParamKind::Struct,
         other => return Err(format!("param {name}: unknown kind {other:?}")),
     };
     let ctype = param_ctype(
@@ -728,6 +850,7 @@ fn param_ctype(kind: ParamKind, ctype: &str, dtype: Option<&str>) -> Result<&'st
                 | ParamKind::Workspace
                 | ParamKind::Array
                 | ParamKind::ScalarGpuPointer
+                | ParamKind::Struct
         )
     {
         return Ok("void*");
@@ -1127,6 +1250,7 @@ fn emit_driver(
         s.push_str("#define HARNESS_SANITIZE 1\n");
     }
     s.push_str(DRIVER_PRELUDE);
+    emit_struct_types(&mut s, case);
     if real {
         s.push_str(DRIVER_CUDA);
     }
@@ -1140,6 +1264,7 @@ fn emit_driver(
     emit_fn_pointer(&mut s, "  ", "f_exit", "int", &abi.exit, true);
     emit_signature_check(&mut s, abi);
     emit_load_args(&mut s, case);
+    emit_build_structs(&mut s, case);
     for &i in device {
         writeln!(
             s,
@@ -1261,7 +1386,16 @@ fn emit_signature_check(s: &mut String, abi: &Abi) {
 /// Allocates and fills one buffer per case argument (`args[i]`).
 fn emit_load_args(s: &mut String, case: &Case) {
     s.push_str("  stage(\"load\");\n  std::vector<Arg> args;\n");
-    for arg in &case.args {
+    for (i, arg) in case.args.iter().enumerate() {
+        if let Some(st) = &arg.structure {
+            writeln!(
+                s,
+                "  args.push_back(make_arg(sizeof(harness_struct_{i}), nullptr, false));  // {} (struct {})",
+                arg.name, st.ctype
+            )
+            .unwrap();
+            continue;
+        }
         let file = match &arg.input_file {
             Some(f) => c_string(&f.to_string_lossy()),
             None => "nullptr".to_string(),
@@ -1272,6 +1406,59 @@ fn emit_load_args(s: &mut String, case: &Case) {
             arg.bytes(),
             arg.is_scalar,
             arg.name
+        )
+        .unwrap();
+    }
+}
+
+/// The C struct of each structure argument (`harness_struct_<i>`): arrays and
+/// structures are pointers (`void*`: the layout of any object pointer), scalars
+/// values of their type, in the members' order.
+fn emit_struct_types(s: &mut String, case: &Case) {
+    for (i, arg) in case.args.iter().enumerate() {
+        let Some(st) = &arg.structure else { continue };
+        writeln!(s, "// {} (struct {})", arg.name, st.ctype).unwrap();
+        writeln!(s, "struct harness_struct_{i} {{").unwrap();
+        for (field, member) in &st.members {
+            let (_, m) = case.arg(member).expect("checked at load");
+            let ctype = match (m.is_scalar, m.complex) {
+                (true, Some(ct)) => ct,
+                (true, None) => m.dtype.ctype(),
+                (false, _) => "void*",
+            };
+            writeln!(s, "  {ctype} {field};").unwrap();
+        }
+        s.push_str("};\n");
+    }
+}
+
+/// Fills the structs of structure arguments (pointers to the members'
+/// buffers, values of scalar members) and makes that their initial contents.
+fn emit_build_structs(s: &mut String, case: &Case) {
+    for (i, arg) in case.args.iter().enumerate() {
+        let Some(st) = &arg.structure else { continue };
+        writeln!(
+            s,
+            "  {{  // {}\n    auto* st = reinterpret_cast<harness_struct_{i}*>(args[{i}].data);",
+            arg.name
+        )
+        .unwrap();
+        for (field, member) in &st.members {
+            let (j, m) = case.arg(member).expect("checked at load");
+            if m.is_scalar {
+                let ct = m.complex.unwrap_or(m.dtype.ctype());
+                writeln!(
+                    s,
+                    "    std::memcpy(&st->{field}, args[{j}].data, sizeof({ct}));"
+                )
+                .unwrap();
+            } else {
+                writeln!(s, "    st->{field} = args[{j}].data;").unwrap();
+            }
+        }
+        writeln!(
+            s,
+            "    args[{i}].initial.assign(args[{i}].data, args[{i}].data + sizeof(harness_struct_{i}));\n  }}"
         )
         .unwrap();
     }
@@ -1435,8 +1622,9 @@ fn emit_call_loop(
         let (cls, elem) = arg.dtype.compare_class();
         writeln!(
             s,
-            "    if (!compare<{elem}>({}, call, last, args[{i}].data, ref_{k}.data(), {{{}}}, {{{}}}, {:e}, {:e}, {cls})) all_ok = false;",
+            "    if (!compare<{elem}>({}, call, last, {}, ref_{k}.data(), {{{}}}, {{{}}}, {:e}, {:e}, {cls})) all_ok = false;",
             c_string(&out.name),
+            case.data_ptr(i),
             join(&arg.shape),
             join(&arg.strides),
             out.rtol,
@@ -1467,8 +1655,21 @@ fn call_args(
                 .ok_or_else(|| format!("{}: unexpected workspace parameter", func.symbol))?
                 .to_string(),
             ParamKind::Symbol => symbol_value(case, p)?,
-            ParamKind::Array | ParamKind::ScalarGpuPointer => {
-                let (i, _) = case.arg(&p.name)?;
+            ParamKind::Array | ParamKind::ScalarGpuPointer | ParamKind::Struct => {
+                let (i, arg) = case.arg(&p.name)?;
+                if arg.structure.is_some() != (p.kind == ParamKind::Struct) {
+                    return Err(format!(
+                        "{}: parameter {} of kind {:?} and argument of kind {}",
+                        func.symbol,
+                        p.name,
+                        p.kind,
+                        if arg.structure.is_some() {
+                            "struct"
+                        } else {
+                            "data"
+                        }
+                    ));
+                }
                 if device.contains(&i) {
                     format!("dev_{i}")
                 } else {

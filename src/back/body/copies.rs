@@ -209,6 +209,7 @@ mod tests {
             pool: false,
             may_alias: false,
             path: String::new(),
+            member: None,
         }
     }
 

@@ -191,7 +191,11 @@ impl<'a> FnWriter<'a> {
 
     fn declare_containers(&mut self) -> Result<()> {
         let sdfg = self.sdfg;
+        self.bind_members();
         for (name, d) in &sdfg.arrays {
+            if d.member.is_some() {
+                continue;
+            }
             if d.kind == DataKind::Stream {
                 // The object itself (a reference parameter of a nested SDFG),
                 // declared where its scope starts (`datastream`).
@@ -319,6 +323,41 @@ impl<'a> FnWriter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Binds the members of structure arguments to their fields, parents
+    /// first: `int *A_indptr = A->indptr;` (arrays and nested structures),
+    /// `float *A_D = &A->D;` (scalars); each is then a pointer like any
+    /// non-transient container.
+    fn bind_members(&mut self) {
+        let sdfg = self.sdfg;
+        let mut bound: BTreeSet<&str> = BTreeSet::new();
+        loop {
+            let before = bound.len();
+            for (name, d) in &sdfg.arrays {
+                let Some(m) = &d.member else { continue };
+                let parent_ready = sdfg
+                    .arrays
+                    .get(&m.parent)
+                    .is_some_and(|p| p.member.is_none() || bound.contains(m.parent.as_str()));
+                if bound.contains(name.as_str()) || !parent_ready {
+                    continue;
+                }
+                let ct = d.dtype.ctype();
+                let (p, f) = (&m.parent, &m.field);
+                self.decls.line(if d.kind == DataKind::Scalar {
+                    format!("{ct} *{name} = &{p}->{f};")
+                } else {
+                    format!("{ct} *{name} = {p}->{f};")
+                });
+                self.decls.line(format!("(void){name};"));
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                bound.insert(name);
+            }
+            if bound.len() == before {
+                break;
+            }
+        }
     }
 
     /// The declaration of the pointer to a Persistent or External transient:

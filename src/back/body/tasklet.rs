@@ -1858,6 +1858,7 @@ mod tests {
             redistributions: NameMap::default(),
             assigned_types: NameMap::default(),
             constants: NameMap::default(),
+            struct_types: Vec::new(),
             global_code: NameMap::default(),
             init_code: NameMap::default(),
             exit_code: NameMap::default(),

@@ -241,6 +241,8 @@ struct Header<'a> {
     init_params_tail: String,
     /// The header's complex typedefs, where a parameter is complex.
     complex_types: &'static str,
+    /// The C structs of `Structure` containers (DaCe's declarations).
+    struct_types: String,
     /// One comment line per symbol (what it means).
     symbols: Vec<String>,
     /// One comment line per program argument.
@@ -444,11 +446,12 @@ pub fn write(p: &Program) -> Result<Outputs> {
     let header_init_tail: String = header_init_list.iter().map(|x| format!(", {x}")).collect();
     let init_params_tail: String = init_list.iter().map(|x| format!(", {x}")).collect();
 
-    {
+    let struct_defs = {
         let mut all = Vec::new();
         collect_sdfgs(sdfg, &mut all);
         complex::refuse_wcr(&all, p.gpu.is_some())?;
-    }
+        struct_definitions(&all)?
+    };
     let mut shared = WriterState::new(p.streams);
     let writer = FnWriter::new(p, sdfg, &mut shared, false);
     let (body, _) = writer.write_body()?;
@@ -739,6 +742,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         prelude.push('\n');
         prelude.push_str(part.trim_end());
     };
+    if !struct_defs.is_empty() {
+        add(&struct_defs);
+    }
     if complex::used_in(&body)
         || complex::used_in(&program_params)
         || complex::used_in(&globals)
@@ -874,6 +880,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         signature: signature_json(&p.abi),
         init_params: header_init_params,
         init_params_tail: header_init_tail,
+        struct_types: struct_defs.clone(),
         complex_types: if header_complex {
             complex::HEADER_TYPES
         } else {
@@ -1157,6 +1164,51 @@ fn constant_decl(name: &str, c: &Constant) -> String {
 }
 
 /// Refuses, by name, what the C++ writer cannot express.
+/// The C definitions of the struct types of DaCe `Structure` containers in
+/// all SDFGs of a file, each once, a nested type before a type pointing to
+/// it (`typedef` too, so that the header is valid C).
+fn struct_definitions(all: &[&Sdfg]) -> Result<String> {
+    let mut types: Vec<&StructType> = Vec::new();
+    for s in all {
+        for t in &s.struct_types {
+            match types.iter().find(|u| u.name == t.name) {
+                Some(u) if *u != t => {
+                    return Err(Error::unsupported(
+                        &s.path,
+                        format!("two different structure types named '{}'", t.name),
+                    ));
+                }
+                Some(_) => {}
+                None => types.push(t),
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut done: Vec<&str> = Vec::new();
+    while done.len() < types.len() {
+        let before = done.len();
+        for t in &types {
+            if done.contains(&t.name.as_str()) || !t.uses.iter().all(|u| done.contains(&u.as_str()))
+            {
+                continue;
+            }
+            out.push_str(&format!("typedef struct {0} {0};\nstruct {0} {{\n", t.name));
+            for (f, ct) in &t.fields {
+                out.push_str(&format!("    {ct} {f};\n"));
+            }
+            out.push_str("};\n");
+            done.push(&t.name);
+        }
+        if done.len() == before {
+            return Err(Error::unsupported(
+                &all[0].path,
+                "structure types that contain one another",
+            ));
+        }
+    }
+    Ok(out.trim_end().to_string())
+}
+
 fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> Result<()> {
     let mut all = Vec::new();
     collect_sdfgs(sdfg, &mut all);
@@ -1167,6 +1219,15 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> R
         &members,
     )?;
     let gpu = gpu.is_some();
+    if gpu && let Some(s) = all.iter().find(|s| !s.struct_types.is_empty()) {
+        return Err(Error::unsupported(
+            &s.path,
+            format!(
+                "structure type '{}' on a GPU target (DaCe Structures are compiled for the CPU only)",
+                s.struct_types[0].name
+            ),
+        ));
+    }
     for (n, d) in &sdfg.arrays {
         if d.dtype == DType::Float16 {
             return Err(Error::unsupported(

@@ -209,6 +209,18 @@ fn scalar_dtype(v: &Json, path: &str) -> Result<DType> {
                 "opaque" if o.get("ctype").and_then(Json::as_str) == Some("MPI_Request") => {
                     Ok(DType::MpiRequest)
                 }
+                // A structure's element type (connectors of nested SDFGs
+                // that take one: `pointer` to it).
+                "struct" => match o.get("name").and_then(Json::as_str) {
+                    Some(n)
+                        if !n.is_empty()
+                            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                            && !n.starts_with(|c: char| c.is_ascii_digit()) =>
+                    {
+                        Ok(DType::Struct(StructName::new(n)))
+                    }
+                    _ => Err(Error::unsupported(path, "a struct type without a C name")),
+                },
                 _ => Err(Error::unsupported(path, format!("data type of kind '{t}'"))),
             }
         }

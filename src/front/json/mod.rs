@@ -24,6 +24,7 @@ mod ids;
 mod memlet;
 mod nodes;
 mod sdfg;
+mod structure;
 #[cfg(test)]
 mod tests;
 mod values;

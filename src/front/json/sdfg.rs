@@ -48,8 +48,12 @@ impl Reader {
         let mut arrays = NameMap::default();
         let mut distributed = NameMap::default();
         let mut vectors = NameMap::default();
+        let flat = structure::flatten(self, av, &arrp)?;
         for (k, d) in entries(av, "_arrays") {
             let p = ptr(&arrp, k);
+            if type_of(d, &p)? == "Structure" {
+                continue;
+            }
             match distributed::descriptor(type_of(d, &p)?, d, &p)? {
                 Some(x) => {
                     distributed.insert(k.to_string(), x);
@@ -64,6 +68,9 @@ impl Reader {
                     arrays.insert(k.to_string(), desc);
                 }
             }
+        }
+        for (k, d) in &flat.descs {
+            arrays.insert(k.clone(), d.clone());
         }
         distributed.sort_keys();
         let symp = ptr(&ap, "symbols");
@@ -97,6 +104,7 @@ impl Reader {
         redistributions.sort_keys();
         let outer_callbacks =
             std::mem::replace(&mut self.callbacks, callbacks.keys().cloned().collect());
+        structure::rewrite(&flat, v, path)?;
         let body = self.region(v, path, RegionKind::Plain);
         self.callbacks = outer_callbacks;
         let mut body = body?;
@@ -113,6 +121,7 @@ impl Reader {
             redistributions,
             assigned_types: NameMap::default(),
             constants,
+            struct_types: flat.types,
             global_code: code_map(attrs.global_code, &ptr(&ap, "global_code"))?,
             init_code: code_map(attrs.init_code, &ptr(&ap, "init_code"))?,
             exit_code: code_map(attrs.exit_code, &ptr(&ap, "exit_code"))?,
@@ -129,10 +138,17 @@ impl Reader {
             "View" | "ArrayView" => DataKind::View,
             "Stream" => DataKind::Stream,
             "Structure" | "StructureView" | "Reference" | "ArrayReference"
-            | "StructureReference" | "ContainerArray" | "Tensor" => {
+            | "StructureReference" | "ContainerArray" | "ContainerView" | "Tensor" => {
                 return Err(Error::unsupported(
                     path,
-                    format!("data container '{name}' of type {t}"),
+                    format!(
+                        "data container '{name}' of type {t}{}",
+                        if t == "Structure" {
+                            " here (structures are supported as containers of an SDFG only)"
+                        } else {
+                            ""
+                        }
+                    ),
                 ));
             }
             other => {
@@ -209,6 +225,7 @@ impl Reader {
             pool: a.pool,
             may_alias: a.may_alias,
             path: path.to_string(),
+            member: None,
         })
     }
 

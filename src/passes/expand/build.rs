@@ -596,6 +596,7 @@ impl<'a> Builder<'a> {
                 pool: false,
                 may_alias: false,
                 path: self.path.clone(),
+                member: None,
             },
         );
         name
