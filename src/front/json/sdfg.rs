@@ -128,8 +128,13 @@ impl Reader {
             "Scalar" => DataKind::Scalar,
             "View" | "ArrayView" => DataKind::View,
             "Stream" => DataKind::Stream,
-            "Structure" | "StructureView" | "Reference" | "ArrayReference"
-            | "StructureReference" | "ContainerArray" | "Tensor" => {
+            "ArrayReference" | "Reference" => DataKind::Reference,
+            "Structure"
+            | "StructureView"
+            | "StructureReference"
+            | "ContainerArrayReference"
+            | "ContainerArray"
+            | "Tensor" => {
                 return Err(Error::unsupported(
                     path,
                     format!("data container '{name}' of type {t}"),
