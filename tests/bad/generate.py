@@ -202,6 +202,20 @@ def vector_interstate_read(d):
     d["edges"][0]["attributes"]["data"]["attributes"]["assignments"]["v"] = "A[0]"
 
 
+def corpus_fixture(name, mutate):
+    """A corpus fixture's DaCe 1.0.2 program with one defect, as raw text."""
+    with open(os.path.join(ROOT, "fixtures", "corpus", name, "program.sdfg")) as f:
+        d = strip(json.load(f))
+    mutate(d)
+    return raw(json.dumps(d, indent=1))
+
+
+def reference_past_end(d):
+    """`s` (4 elements, stride 8) set to M[3:7, 2] of the 6 x 8 M: its last element is M[6, 2]."""
+    ranges = d["nodes"][1]["edges"][1]["attributes"]["data"]["attributes"]["subset"]["ranges"]
+    ranges[0].update(start="3", end="6")
+
+
 def bool_buffers(d):
     for a in ("inbuf", "outbuf"):
         d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
@@ -304,6 +318,8 @@ CASES = [
     ("mpi_v2_grid_on_another_connector", mpi_fixture("grid_bcast.v2", lambda d: d["nodes"][3]["edges"][0].update(dst_connector="_comm")), 1, "process grid 'grid' read by '_Bcast_' on connector '_comm'", "at /nodes/3/edges/0", "check"),
     # Vector types: control flow that indexes a vector container (it counts vectors).
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
+    # References: one set so that it reaches past the end of the data it points into.
+    ("reference_past_end", corpus_fixture("reference_set", reference_past_end), 1, "reference 's' spans 25 elements from element 26 of 'M', which has 48: past its end", "at /nodes/1/edges/1", "cpp"),
 ]
 
 
