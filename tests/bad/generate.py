@@ -237,7 +237,8 @@ CASES = [
     ("unknown_block_type", lambda d: d["nodes"][2].__setitem__("type", "WhileBlock"), 1, "control-flow block type 'WhileBlock'", "at /nodes/2/type", "check"),
     ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "stream '__tmp0': arrays of streams are not supported", "at /attributes/_arrays/__tmp0", "cpp"),
     ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "data container 'B' of type Structure", "at /attributes/_arrays/B", "check"),
-    ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "data container 'B' of type Reference", "at /attributes/_arrays/B", "check"),
+    # A reference argument (DaCe's `add_reference` makes transients only).
+    ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "reference 'B': a reference that is not transient", "at /attributes/_arrays/B", "cpp"),
     ("unknown_container_kind", lambda d: arr(d, "B").__setitem__("type", "Blob"), 1, "unknown data type 'Blob'", "at /attributes/_arrays/B/type", "check"),
     ("unknown_dtype", lambda d: arr(d)["attributes"].__setitem__("dtype", "float128"), 1, "data type 'float128'", "at /attributes/_arrays/A/attributes/dtype", "check"),
     ("pointer_dtype_array", lambda d: arr(d)["attributes"].__setitem__("dtype", {"type": "pointer", "dtype": "float64"}), 1, "data type of kind 'pointer'", "at /attributes/_arrays/A/attributes/dtype", "check"),
