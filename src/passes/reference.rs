@@ -9,7 +9,8 @@
 //!
 //! sdfgc compiles them on the CPU with the meaning DaCe's CPU code gives
 //! them, and refuses by name: references on GPU targets; reference arguments
-//! (DaCe's references are transients); a reference never set; one set by
+//! (DaCe's references are transients); a reference never set, or used in a
+//! state before every state that sets it (DaCe's validation); one set by
 //! code (a tasklet's pointer output: sdfgc cannot see where it points, nor
 //! keep it in bounds); a set memlet that names the reference itself, a
 //! stream, or data of another element type; a set whose reference, from
@@ -90,17 +91,62 @@ fn check_sdfg(sdfg: &Sdfg, opts: &CompileOptions) -> Result<bool> {
     if let Some(e) = err {
         return Err(e);
     }
-    for (name, set) in set_somewhere {
-        if !set {
-            return Err(Error::unsupported(
-                &sdfg.arrays[name].path,
-                format!(
-                    "reference '{name}' is never set (no edge into the 'set' connector of one of its access nodes)"
-                ),
-            ));
+    used_before_set(sdfg, &set_somewhere)?;
+    Ok(true)
+}
+
+/// DaCe's validation rule (`validate_state`: "Reference data descriptor was
+/// used before it was set"), with the states in program order (a reverse
+/// postorder, loops contiguous): an access node of a reference in a state
+/// before every state that sets it (a null pointer there), or of one
+/// never set at all.
+fn used_before_set(sdfg: &Sdfg, set_somewhere: &BTreeMap<&str, bool>) -> Result<()> {
+    let mut states = Vec::new();
+    in_program_order(&sdfg.body, &mut states);
+    let mut set = std::collections::BTreeSet::new();
+    for st in states {
+        for e in &st.edges {
+            if is_set(sdfg, st, e)
+                && let Some(r) = access_data(st, e.dst)
+            {
+                set.insert(r);
+            }
+        }
+        for n in &st.nodes {
+            if let NodeKind::Access(a) = &n.kind
+                && sdfg
+                    .arrays
+                    .get(&a.data)
+                    .is_some_and(|d| d.kind == DataKind::Reference)
+                && !set.contains(a.data.as_str())
+            {
+                let why = if set_somewhere.get(a.data.as_str()) == Some(&true) {
+                    "is used before it is set (DaCe's validation refuses it too)"
+                } else {
+                    "is never set (no edge into the 'set' connector of one of its access nodes)"
+                };
+                return Err(Error::unsupported(
+                    &n.path,
+                    format!("reference '{}' {why}", a.data),
+                ));
+            }
         }
     }
-    Ok(true)
+    Ok(())
+}
+
+fn in_program_order<'a>(r: &'a Region, out: &mut Vec<&'a State>) {
+    let Some(start) = r.start else {
+        return;
+    };
+    for b in r.program_order(start) {
+        match &r.blocks[b.index()].kind {
+            BlockKind::State(st) => out.push(st),
+            BlockKind::Region(inner) => in_program_order(inner, out),
+            BlockKind::Conditional(brs) => brs.iter().for_each(|(_, r)| in_program_order(r, out)),
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
 }
 
 fn each_state<'a>(r: &'a Region, f: &mut dyn FnMut(&'a State)) {

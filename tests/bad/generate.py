@@ -216,6 +216,15 @@ def reference_past_end(d):
     ranges[0].update(start="3", end="6")
 
 
+def reference_used_before_set(d):
+    """The two branches that set `b` copy into it instead: `use_b` reads it unset."""
+    for n in d["nodes"]:
+        if n["label"] in ("pick_a", "pick_b"):
+            for e in n["edges"]:
+                if e["dst_connector"] == "set":
+                    e["dst_connector"] = None
+
+
 def bool_buffers(d):
     for a in ("inbuf", "outbuf"):
         d["attributes"]["_arrays"][a]["attributes"]["dtype"] = "bool"
@@ -321,6 +330,8 @@ CASES = [
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
     # References: one set so that it reaches past the end of the data it points into.
     ("reference_past_end", corpus_fixture("reference_set", reference_past_end), 1, "reference 's' spans 25 elements from element 26 of 'M', which has 48: past its end", "at /nodes/1/edges/1", "cpp"),
+    # ... and one read before any state sets it (DaCe's validation refuses it too).
+    ("reference_used_before_set", corpus_fixture("reference_set", reference_used_before_set), 1, "reference 'b' is used before it is set", "at /nodes/4/nodes/1", "cpp"),
 ]
 
 
