@@ -17,7 +17,7 @@ their access nodes:
 * `tfill`, `tset`, `other`, `tcopy`: `t` is set to T[1:N] of a transient T
   (2 * A) in the state after T is filled; a state in between computes
   o8 = B + 1 through a transient U; `tcopy` copies `t` to o7: T must keep its
-  bytes until then (in the pool and external modes too);
+  bytes until then (in the external mode's packed workspace too);
 * `nested`: a nested SDFG sets its own reference `nr` to X[2:4] of its
   argument (o9) and adds 100 through it.
 
