@@ -416,7 +416,8 @@ fn collect_uses(
 
 /// A container a reference is set to is used wherever the reference is
 /// (its bytes must outlive every access through the pointer): the uses of
-/// each reference fold into those of the containers its sets point into
+/// each reference fold into those of the containers its sets point into,
+/// and for a set to a view into those of the data at the view's edges
 /// (twice, for a reference set to another reference).
 fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
     let mut pairs = BTreeSet::new();
@@ -430,6 +431,23 @@ fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
                 && r.data != s
             {
                 pairs.insert((r.data.clone(), s.to_string()));
+                // Set to a view: the data the view's edges name lives as
+                // long too (every container a memlet at the view node names).
+                if sdfg.arrays.get(s).is_some_and(|d| d.kind == DataKind::View) {
+                    for (i, n) in st.nodes.iter().enumerate() {
+                        if !matches!(&n.kind, NodeKind::Access(a) if a.data == s) {
+                            continue;
+                        }
+                        let id = NodeId(i as u32);
+                        for x in st.edges.iter().filter(|x| x.src == id || x.dst == id) {
+                            if let Some(v) =
+                                x.memlet.data.as_deref().filter(|v| *v != s && *v != r.data)
+                            {
+                                pairs.insert((r.data.clone(), v.to_string()));
+                            }
+                        }
+                    }
+                }
             }
         }
     });

@@ -333,8 +333,8 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
         set_here.push(r);
     }
     // Views are pointed at their data where their state or scope starts,
-    // before a set in that state.
-    for e in &st.edges {
+    // before a set in that state (a set from a view is no view of it).
+    for e in st.edges.iter().filter(|e| !is_set(sdfg, st, e)) {
         let ends = [access_data(st, e.src), access_data(st, e.dst)];
         let view = ends.iter().flatten().any(|n| {
             sdfg.arrays
