@@ -15,6 +15,11 @@ pub enum DataKind {
     /// DaCe's `Stream`: a FIFO queue of elements that tasklets push to and
     /// pop from (`shape` is 1; DaCe's `buffer_size` is a capacity hint only).
     Stream,
+    /// DaCe's `ArrayReference`: a pointer with the shape and strides of an
+    /// array, pointed at (a part of) another container by an edge into the
+    /// `set` connector of one of its access nodes, and re-pointed by later
+    /// sets; reads and writes through it reach the container it points at.
+    Reference,
 }
 
 /// Where a container lives (DaCe's `StorageType`).

@@ -172,7 +172,9 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
         for e in d.strides.iter().chain(&d.offset) {
             c.expr(e);
         }
-        if d.transient && d.kind != DataKind::View {
+        // DaCe's `used_symbols`: a transient's shape counts, except a view's
+        // or a reference's (only its strides locate elements).
+        if d.transient && d.kind != DataKind::View && d.kind != DataKind::Reference {
             for e in d.shape.iter().chain([&d.total_size]) {
                 c.expr(e);
             }

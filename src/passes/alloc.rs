@@ -414,6 +414,74 @@ fn collect_uses(
     }
 }
 
+/// A container a reference is set to is used wherever the reference is
+/// (its bytes must outlive every access through the pointer): the uses of
+/// each reference fold into those of the containers its sets point into,
+/// and for a set to a view into those of the data at the view's edges
+/// (twice, for a reference set to another reference).
+fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
+    let mut pairs = BTreeSet::new();
+    visit_states(&sdfg.body, &mut |st| {
+        for (ei, e) in st.edges.iter().enumerate() {
+            if crate::passes::reference::is_set(sdfg, st, e)
+                && let (NodeKind::Access(r), Some(s)) = (
+                    &st.nodes[e.dst.index()].kind,
+                    crate::passes::reference::set_source(st, ei),
+                )
+                && r.data != s
+            {
+                pairs.insert((r.data.clone(), s.to_string()));
+                // Set to a view: the data the view's edges name lives as
+                // long too (every container a memlet at the view node names).
+                if sdfg.arrays.get(s).is_some_and(|d| d.kind == DataKind::View) {
+                    for (i, n) in st.nodes.iter().enumerate() {
+                        if !matches!(&n.kind, NodeKind::Access(a) if a.data == s) {
+                            continue;
+                        }
+                        let id = NodeId(i as u32);
+                        for x in st.edges.iter().filter(|x| x.src == id || x.dst == id) {
+                            if let Some(v) =
+                                x.memlet.data.as_deref().filter(|v| *v != s && *v != r.data)
+                            {
+                                pairs.insert((r.data.clone(), v.to_string()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+    for _ in 0..2 {
+        for (r, s) in &pairs {
+            if let Some(blocks) = uses.blocks.get(r).cloned() {
+                uses.blocks.entry(s.clone()).or_default().extend(blocks);
+            }
+            match uses.sites.get(r).cloned() {
+                Some(Site::Function) => {
+                    uses.sites.insert(s.clone(), Site::Function);
+                }
+                Some(Site::State { path, scope, .. }) => {
+                    if let Some(st) = find_state(&sdfg.body, &path) {
+                        add_use(&mut uses.sites, st, &path, s, scope);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+fn visit_states<'a>(r: &'a Region, f: &mut dyn FnMut(&'a State)) {
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(st) => f(st),
+            BlockKind::Region(inner) => visit_states(inner, f),
+            BlockKind::Conditional(brs) => brs.iter().for_each(|(_, r)| visit_states(r, f)),
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}
+
 /// Records the names a loop's condition, init and update statements read or
 /// assign, as interstate uses of the loop block at `path`.
 fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
@@ -497,6 +565,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
     let mut wcr = BTreeSet::new();
     let mut setzero = BTreeSet::new();
     collect_uses(&sdfg.body, &mut uses, &mut wcr, &mut setzero);
+    referenced_live_with_references(sdfg, &mut uses);
     let loops = loop_ranges(sdfg);
     // Where the non-transients live.
     for (name, d) in sdfg.arrays.iter().filter(|(_, d)| !d.transient) {
@@ -537,6 +606,23 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 (sdfg.id, name.clone()),
                 Transient {
                     memory: Memory::Local,
+                    scope,
+                    zero: false,
+                    top_elements: None,
+                    per_thread: false,
+                    slice: None,
+                },
+            );
+            continue;
+        }
+        // A reference is a pointer, declared in the innermost scope that
+        // covers its uses (DaCe's `allocate_reference`); it takes no bytes.
+        if d.kind == DataKind::Reference {
+            let scope = scope_of(uses.sites.get(name), |_, _, _, _| true);
+            p.transients.insert(
+                (sdfg.id, name.clone()),
+                Transient {
+                    memory: Memory::View,
                     scope,
                     zero: false,
                     top_elements: None,

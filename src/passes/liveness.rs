@@ -22,7 +22,9 @@
 //! that state, so no loop around the state extends it, whatever control
 //! flow (branches, nested regions) lies between the loop and the state.
 //!
-//! A container viewed by a view node is live wherever the view is.
+//! A container viewed by a view node, or pointed at by a reference (the
+//! source of an edge into its `set` connector), is live wherever the view or
+//! reference is.
 //!
 //! With several GPU streams, two kernels of one state may run at the same
 //! time unless the dataflow orders them. Positions then follow
@@ -623,8 +625,13 @@ impl<'s> Walker<'s> {
             if let (NodeKind::Access(a), NodeKind::Access(b)) =
                 (&st.nodes[e.src.index()].kind, &st.nodes[e.dst.index()].kind)
             {
-                let is_view =
-                    |n: &str| sdfg.arrays.get(n).is_some_and(|d| d.kind == DataKind::View);
+                // A reference is a view for this purpose: the container it
+                // is set to lives as long as the reference.
+                let is_view = |n: &str| {
+                    sdfg.arrays
+                        .get(n)
+                        .is_some_and(|d| matches!(d.kind, DataKind::View | DataKind::Reference))
+                };
                 for (view, viewed) in [(&a.data, &b.data), (&b.data, &a.data)] {
                     if is_view(view) && view != viewed {
                         let p = pos[top(e.src).index()];
@@ -641,7 +648,7 @@ impl<'s> Walker<'s> {
                     && sdfg
                         .arrays
                         .get(&a.data)
-                        .is_some_and(|d| d.kind == DataKind::View)
+                        .is_some_and(|d| matches!(d.kind, DataKind::View | DataKind::Reference))
                     && let Some(viewed) = e.memlet.data.as_ref().filter(|d| **d != a.data)
                 {
                     let p = pos[top(e.src).index()];

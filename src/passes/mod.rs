@@ -11,6 +11,7 @@ pub mod inplace;
 pub mod layout;
 pub mod liveness;
 pub mod offload;
+pub mod reference;
 pub mod slices;
 pub mod span;
 pub mod structure;
@@ -93,6 +94,9 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             "--blas cublas calls cuBLAS on device data; use it with --target cuda",
         ));
     }
+    // References: CPU only, and what sdfgc refuses of them (before any
+    // pass rewrites the program).
+    reference::check(&sdfg, opts)?;
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand_for(
         &mut sdfg,

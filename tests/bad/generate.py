@@ -208,9 +208,9 @@ def tiled_other_subset(d):
     m["other_subset"]["ranges"][0]["tile"] = "2"
 
 
-def structure_fixture(mutate):
-    """fixtures/corpus/structure_members (DaCe 1.0.2) with one defect, as raw text."""
-    with open(os.path.join(ROOT, "fixtures", "corpus", "structure_members", "program.sdfg")) as f:
+def corpus_fixture(name, mutate):
+    """A corpus fixture's DaCe 1.0.2 program with one defect, as raw text."""
+    with open(os.path.join(ROOT, "fixtures", "corpus", name, "program.sdfg")) as f:
         d = strip(json.load(f))
     mutate(d)
     return raw(json.dumps(d, indent=1))
@@ -224,6 +224,21 @@ def container_array_member(d):
     members[3] = [name, {"type": "ContainerArray", "attributes": {
         "stype": params, "dtype": params["attributes"]["dtype"], "shape": ["2"], "strides": ["1"],
         "total_size": "2", "offset": ["0"]}}]
+
+
+def reference_past_end(d):
+    """`s` (4 elements, stride 8) set to M[3:7, 2] of the 6 x 8 M: its last element is M[6, 2]."""
+    ranges = d["nodes"][1]["edges"][1]["attributes"]["data"]["attributes"]["subset"]["ranges"]
+    ranges[0].update(start="3", end="6")
+
+
+def reference_used_before_set(d):
+    """The two branches that set `b` copy into it instead: `use_b` reads it unset."""
+    for n in d["nodes"]:
+        if n["label"] in ("pick_a", "pick_b"):
+            for e in n["edges"]:
+                if e["dst_connector"] == "set":
+                    e["dst_connector"] = None
 
 
 def bool_buffers(d):
@@ -248,7 +263,8 @@ CASES = [
     ("stream_container", lambda d: arr(d, "__tmp0").__setitem__("type", "Stream"), 1, "stream '__tmp0': arrays of streams are not supported", "at /attributes/_arrays/__tmp0", "cpp"),
     # A Structure with an array's attributes: DaCe's structures are one struct (shape [1]).
     ("structure_container", lambda d: arr(d, "B").__setitem__("type", "Structure"), 1, "structure 'B' of a shape other than [1]", "at /attributes/_arrays/B/attributes/shape", "check"),
-    ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "data container 'B' of type Reference", "at /attributes/_arrays/B", "check"),
+    # A reference argument (DaCe's `add_reference` makes transients only).
+    ("reference_container", lambda d: arr(d, "B").__setitem__("type", "Reference"), 1, "reference 'B': a reference that is not transient", "at /attributes/_arrays/B", "cpp"),
     ("unknown_container_kind", lambda d: arr(d, "B").__setitem__("type", "Blob"), 1, "unknown data type 'Blob'", "at /attributes/_arrays/B/type", "check"),
     ("unknown_dtype", lambda d: arr(d)["attributes"].__setitem__("dtype", "float128"), 1, "data type 'float128'", "at /attributes/_arrays/A/attributes/dtype", "check"),
     ("pointer_dtype_array", lambda d: arr(d)["attributes"].__setitem__("dtype", {"type": "pointer", "dtype": "float64"}), 1, "data type of kind 'pointer'", "at /attributes/_arrays/A/attributes/dtype", "check"),
@@ -332,7 +348,11 @@ CASES = [
     # A tiled other subset (DaCe's copy writes it as a contiguous run).
     ("tiled_other_subset", tiled_other_subset, 1, "has a tiled other subset (tile 2)", "at /nodes/3/edges/", "check"),
     # Structures: an array of structures as a member (DaCe's ContainerArray).
-    ("structure_container_array_member", structure_fixture(container_array_member), 1, "structure member 'S.p' of type ContainerArray", "at /attributes/_arrays/S/attributes/members/3/1", "check"),
+    ("structure_container_array_member", corpus_fixture("structure_members", container_array_member), 1, "structure member 'S.p' of type ContainerArray", "at /attributes/_arrays/S/attributes/members/3/1", "check"),
+    # References: one set so that it reaches past the end of the data it points into.
+    ("reference_past_end", corpus_fixture("reference_set", reference_past_end), 1, "reference 's' spans 25 elements from element 26 of 'M', which has 48: past its end", "at /nodes/1/edges/1", "cpp"),
+    # ... and one read before any state sets it (DaCe's validation refuses it too).
+    ("reference_used_before_set", corpus_fixture("reference_set", reference_used_before_set), 1, "reference 'b' is used before it is set", "at /nodes/4/nodes/1", "cpp"),
 ]
 
 

@@ -8,7 +8,7 @@ use crate::back::body::views;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, probably_equal, simplify};
 use crate::ir::*;
-use crate::passes::{AllocScope, Memory};
+use crate::passes::{AllocScope, Memory, reference};
 
 /// Edges of a state indexed by node.
 pub(crate) struct Adjacency {
@@ -104,6 +104,10 @@ impl FnWriter<'_> {
             };
             if d.kind == DataKind::Stream {
                 streams.push((name, d));
+                continue;
+            }
+            if d.kind == DataKind::Reference {
+                self.out.line(reference_decl(name, d));
                 continue;
             }
             // Device code allocates nothing (copies of the thread, stack arrays).
@@ -442,6 +446,10 @@ impl FnWriter<'_> {
                 streams.push((name, d));
                 continue;
             }
+            if d.kind == DataKind::Reference {
+                self.out.line(reference_decl(name, d));
+                continue;
+            }
             if plan.slice.is_some() {
                 // The thread's copy, which the kernel computed.
                 let ct = d.dtype.ctype();
@@ -534,6 +542,10 @@ impl FnWriter<'_> {
                 && *outer != this
                 && own != Some(ei)
             {
+                if reference::is_set(self.sdfg, st, e) {
+                    self.set_reference(e, &outer.clone(), &this)?;
+                    continue;
+                }
                 self.copy_op(ctx, id, e, &outer.clone(), &this)?;
             }
         }
@@ -559,8 +571,33 @@ impl FnWriter<'_> {
             if own == Some(ei) || defining(e.dst) == Some(ei) {
                 continue;
             }
+            if reference::is_set(self.sdfg, st, e) {
+                self.set_reference(e, &src, &dst)?;
+                continue;
+            }
             self.copy_op(ctx, id, e, &src, &dst)?;
         }
+        Ok(())
+    }
+
+    /// Points reference `r` at the first element of the set edge's subset
+    /// of `src` (DaCe's `ref = src + offset;`).
+    fn set_reference(&mut self, e: &DataEdge, src: &str, r: &str) -> Result<()> {
+        let sd = self.data_desc(src, &e.path)?;
+        let sub = if e.memlet.data.as_deref() == Some(src) {
+            e.memlet.subset.as_ref()
+        } else {
+            e.memlet.other_subset.as_ref()
+        };
+        let start: Vec<Expr> = match sub {
+            Some(s) if s.len() == sd.rank() => s.iter().map(|d| d.start.clone()).collect(),
+            _ => vec![Expr::Int(0); sd.rank()],
+        };
+        let base = match self.access.get(src) {
+            Some(Access::Value(v)) => format!("&{v}"),
+            _ => format!("&{}", self.element(src, sd, &start)),
+        };
+        self.out.line(format!("{r} = {base};"));
         Ok(())
     }
 
@@ -658,8 +695,9 @@ impl FnWriter<'_> {
                     // Each thread's own total (see `reduction`).
                     Some(red) => self.wcr_update(w, &red, &value, dd.dtype, false),
                     None => {
-                        let atomic =
-                            self.in_parallel && !self.is_private(dst) && self.wcr_conflicts(&ds);
+                        let atomic = self.in_parallel
+                            && !self.is_private(dst)
+                            && self.wcr_conflicts(dst, &ds);
                         self.wcr_update(w, &target, &value, dd.dtype, atomic)
                     }
                 }
@@ -687,7 +725,8 @@ impl FnWriter<'_> {
         {
             return false;
         }
-        let one_container = src == dst || sd.kind == DataKind::View || dd.kind == DataKind::View;
+        let may_alias = |d: &DataDesc| matches!(d.kind, DataKind::View | DataKind::Reference);
+        let one_container = src == dst || may_alias(sd) || may_alias(dd);
         let f = if one_container {
             "sdfgc_move"
         } else {
@@ -750,8 +789,11 @@ impl FnWriter<'_> {
         let st = ctx.st;
         let mut name = data.to_string();
         for _ in 0..16 {
-            if self.sdfg.arrays.get(&name)?.kind != DataKind::View {
-                return Some(name);
+            match self.sdfg.arrays.get(&name)?.kind {
+                // Points wherever its last set did.
+                DataKind::Reference => return None,
+                DataKind::View => {}
+                _ => return Some(name),
             }
             let mut viewed: Option<String> = None;
             for (i, n) in st.nodes.iter().enumerate() {
@@ -780,7 +822,7 @@ impl FnWriter<'_> {
         data: &str,
         rank: usize,
     ) -> bool {
-        if self.parallel_params.is_none() {
+        if self.parallel_params.is_none() || self.reference_in_map(data) {
             return false;
         }
         let st = ctx.st;
@@ -1028,4 +1070,9 @@ pub(crate) fn sanitize(s: &str) -> String {
 pub(crate) fn topological_order(st: &State, path: &str, label: &str) -> Result<Vec<NodeId>> {
     st.topological_order()
         .ok_or_else(|| Error::invalid(path, format!("the dataflow of state '{label}' has a cycle")))
+}
+
+/// The declaration of reference `name`: a pointer, null until its first set.
+pub(crate) fn reference_decl(name: &str, d: &DataDesc) -> String {
+    format!("[[maybe_unused]] {} * {name} = nullptr;", d.dtype.ctype())
 }

@@ -219,6 +219,18 @@ impl<'a> FnWriter<'a> {
                 }
                 continue;
             }
+            if d.kind == DataKind::Reference {
+                // A pointer, declared where its scope starts (states and map
+                // bodies: `dataflow`), set by the edges into its `set` connector.
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                if let Some(plan) = self.p.alloc.get(sdfg.id, name)
+                    && matches!(plan.scope, AllocScope::Function | AllocScope::Blocks(..))
+                {
+                    self.decls
+                        .line(crate::back::body::dataflow::reference_decl(name, d));
+                }
+                continue;
+            }
             if !d.transient {
                 // Arguments: top-level scalars are values, everything else a pointer.
                 let is_value = sdfg.id == 0 && d.kind == DataKind::Scalar;

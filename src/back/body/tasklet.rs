@@ -732,7 +732,7 @@ impl<'a> FnWriter<'a> {
                         dtype: d.dtype,
                         atomic: self.in_parallel
                             && !self.is_private(data)
-                            && self.wcr_conflicts(sub),
+                            && self.wcr_conflicts(data, sub),
                     });
                     self.out
                         .line(format!("{} * {var} = {ptr};", d.dtype.ctype()));
@@ -786,8 +786,9 @@ impl<'a> FnWriter<'a> {
                     // Each thread's own total (see `reduction`).
                     Some(red) => self.wcr_update(w, &red, &var, d.dtype, false),
                     None => {
-                        let atomic =
-                            self.in_parallel && !self.is_private(data) && self.wcr_conflicts(sub);
+                        let atomic = self.in_parallel
+                            && !self.is_private(data)
+                            && self.wcr_conflicts(data, sub);
                         self.wcr_update(w, &target, &var, d.dtype, atomic)
                     }
                 },
@@ -1380,8 +1381,23 @@ impl<'a> FnWriter<'a> {
 
     /// Whether parallel iterations may write the same element (then the
     /// update must be atomic): unless [`Self::distinct_per_iteration`].
-    pub(crate) fn wcr_conflicts(&self, sub: &[RangeDim]) -> bool {
-        !self.distinct_per_iteration(sub)
+    /// A reference pointed anew inside a parallel map may point each
+    /// iteration elsewhere: its indices say nothing about distinct elements.
+    pub(crate) fn wcr_conflicts(&self, data: &str, sub: &[RangeDim]) -> bool {
+        !self.distinct_per_iteration(sub) || self.reference_in_map(data)
+    }
+
+    /// True for a reference declared (so also set) inside a map body.
+    pub(crate) fn reference_in_map(&self, data: &str) -> bool {
+        self.sdfg
+            .arrays
+            .get(data)
+            .is_some_and(|d| d.kind == DataKind::Reference)
+            && self
+                .p
+                .alloc
+                .get(self.sdfg.id, data)
+                .is_some_and(|t| matches!(t.scope, crate::passes::AllocScope::Map(..)))
     }
 
     /// Whether the elements of `sub` (in the scope of the enclosing parallel

@@ -137,8 +137,14 @@ impl Reader {
             "Scalar" => DataKind::Scalar,
             "View" | "ArrayView" => DataKind::View,
             "Stream" => DataKind::Stream,
-            "Structure" | "StructureView" | "Reference" | "ArrayReference"
-            | "StructureReference" | "ContainerArray" | "ContainerView" | "Tensor" => {
+            "ArrayReference" | "Reference" => DataKind::Reference,
+            "Structure"
+            | "StructureView"
+            | "StructureReference"
+            | "ContainerArrayReference"
+            | "ContainerArray"
+            | "ContainerView"
+            | "Tensor" => {
                 return Err(Error::unsupported(
                     path,
                     format!(
