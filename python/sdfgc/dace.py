@@ -124,12 +124,13 @@ def _target_for(sdfg, options):
     "hip"), others for the CPU."""
     if options.get("target"):
         return options["target"]
-    from dace import dtypes
     from dace.config import Config
     from dace.sdfg import nodes
 
-    gpu = options.get("offload") or any(d.storage in dtypes.GPU_STORAGES for _, _, d in sdfg.arrays_recursive()) or any(
-        isinstance(n, nodes.MapEntry) and n.map.schedule in dtypes.GPU_SCHEDULES
+    # By name: DaCe 2.x's `dtypes.GPU_STORAGES` lists GPU_Shared only.
+    gpu = options.get("offload") or any(
+        d.storage.name.startswith("GPU_") for _, _, d in sdfg.arrays_recursive()) or any(
+        isinstance(n, nodes.MapEntry) and n.map.schedule.name.startswith("GPU_")
         for n, _ in sdfg.all_nodes_recursive())
     if not gpu:
         return "cpp"

@@ -347,6 +347,14 @@ def test_gpu_sdfgs_get_daces_gpu_backend_without_a_target(monkeypatch):
     assert sdfgc.dace._target_for(gpu, {}) == "cuda"
     assert sdfgc.dace._target_for(cpu, {"offload": True}) == "cuda"
     assert sdfgc.dace._target_for(gpu, {"target": "hip"}) == "hip"
+    # GPU storage alone, no GPU map (a device-to-device copy: gt4py's
+    # copy_cell_kdim_field_to_vp); DaCe 2.x's GPU_STORAGES omits GPU_Global.
+    copy = dace.SDFG("hook_target_copy")
+    copy.add_array("a", [4], dace.float64, storage=dace.StorageType.GPU_Global)
+    copy.add_array("b", [4], dace.float64, storage=dace.StorageType.GPU_Global)
+    st = copy.add_state()
+    st.add_nedge(st.add_read("a"), st.add_write("b"), dace.Memlet("a[0:4]"))
+    assert sdfgc.dace._target_for(copy, {}) == "cuda"
     with dace.config.set_temporary("compiler", "cuda", "backend", value="hip"):
         assert sdfgc.dace._target_for(gpu, {}) == "hip"
     # The whole hook (no compiler needed): sdfgc's CUDA translation unit.
