@@ -217,12 +217,13 @@ def structure_fixture(mutate):
 
 
 def container_array_member(d):
-    """The nested structure S.p becomes an array of two of them (DaCe's ContainerArray)."""
+    """The nested structure S.p becomes an array of two pointers to nothing
+    (DaCe's ContainerArray without an stype: `void*` elements)."""
     members = d["attributes"]["_arrays"]["S"]["attributes"]["members"]
     name, params = members[3]
     assert name == "p"
     members[3] = [name, {"type": "ContainerArray", "attributes": {
-        "stype": params, "dtype": params["attributes"]["dtype"], "shape": ["2"], "strides": ["1"],
+        "stype": None, "dtype": {"type": "pointer", "dtype": None}, "shape": ["2"], "strides": ["1"],
         "total_size": "2", "offset": ["0"]}}]
 
 
@@ -331,8 +332,8 @@ CASES = [
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
     # A tiled other subset (DaCe's copy writes it as a contiguous run).
     ("tiled_other_subset", tiled_other_subset, 1, "has a tiled other subset (tile 2)", "at /nodes/3/edges/", "check"),
-    # Structures: an array of structures as a member (DaCe's ContainerArray).
-    ("structure_container_array_member", structure_fixture(container_array_member), 1, "structure member 'S.p' of type ContainerArray", "at /attributes/_arrays/S/attributes/members/3/1", "check"),
+    # Structures: an array of pointers to nothing as a member (a ContainerArray without an stype).
+    ("structure_void_container_array_member", structure_fixture(container_array_member), 1, "container array 'S.p' without an element type (void*)", "at /attributes/_arrays/S/attributes/members/3/1/attributes/stype", "check"),
 ]
 
 
