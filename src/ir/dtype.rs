@@ -224,11 +224,7 @@ impl DType {
     pub fn is_opaque(self) -> bool {
         matches!(
             self,
-            DType::Str
-                | DType::PyObject
-                | DType::MpiRequest
-                | DType::Struct(_)
-                | DType::Pointer(_)
+            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_) | DType::Pointer(_)
         )
     }
 

@@ -435,10 +435,7 @@ fn check_callback(sdfg: &Sdfg, st: &State, id: NodeId, t: &Tasklet, label: &str)
 /// refused by name.
 fn check_container_arrays(sdfg: &Sdfg, st: &State, label: &str) -> Result<()> {
     let view = |id: NodeId| match &st.nodes[id.index()].kind {
-        NodeKind::Access(a) => sdfg
-            .arrays
-            .get(&a.data)
-            .map(|d| d.kind == DataKind::View),
+        NodeKind::Access(a) => sdfg.arrays.get(&a.data).map(|d| d.kind == DataKind::View),
         _ => None,
     };
     for e in &st.edges {

@@ -190,10 +190,7 @@ impl FnWriter<'_> {
                     out.push(id);
                     done.insert(ve_name(st, id));
                     // Whatever waited for it.
-                    loop {
-                        let Some(k) = pending.iter().position(|(_, r)| done.contains(r)) else {
-                            break;
-                        };
+                    while let Some(k) = pending.iter().position(|(_, r)| done.contains(r)) {
                         let (p, _) = pending.remove(k);
                         out.push(p);
                         done.insert(ve_name(st, p));
@@ -253,7 +250,8 @@ impl FnWriter<'_> {
                         ),
                     ));
                 }
-            } else if matches!(d.dtype, DType::Struct(_)) || pointers(vd.dtype) && d.dtype != vd.dtype
+            } else if matches!(d.dtype, DType::Struct(_))
+                || pointers(vd.dtype) && d.dtype != vd.dtype
             {
                 return Err(Error::unsupported(
                     &st.edges[ve.edge].path,

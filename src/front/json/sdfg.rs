@@ -221,7 +221,10 @@ impl Reader {
             if storage.is_gpu() || !matches!(storage, Storage::Default | Storage::CpuHeap) {
                 return Err(Error::unsupported(
                     ptr(&ap, "storage"),
-                    format!("{t} '{name}' in storage {} (container arrays are CPU only)", a.storage),
+                    format!(
+                        "{t} '{name}' in storage {} (container arrays are CPU only)",
+                        a.storage
+                    ),
                 ));
             }
             if kind == DataKind::Array && a.transient {

@@ -124,7 +124,9 @@ fn container_ctype(d: &Json, path: &str, name: &str) -> Result<String> {
             if !c_ident(n) {
                 return Err(Error::unsupported(
                     ptr(&ptr(&sp, "attributes"), "name"),
-                    format!("container array '{name}': structure type name '{n}' is not a C identifier"),
+                    format!(
+                        "container array '{name}': structure type name '{n}' is not a C identifier"
+                    ),
                 ));
             }
             // DaCe's `ContainerArray` of a structure has the structure's
@@ -173,7 +175,17 @@ fn stype_types(
         "Structure" => {
             let mut scratch = Flat::default();
             let mut t = taken.clone();
-            structure(r, &mut scratch, &mut t, st, &sp, dotted, dotted, None, Kind::View)?;
+            structure(
+                r,
+                &mut scratch,
+                &mut t,
+                st,
+                &sp,
+                dotted,
+                dotted,
+                None,
+                Kind::View,
+            )?;
             for ty in scratch.types {
                 add_type(f, ty, &sp)?;
             }
@@ -380,7 +392,8 @@ fn structure(
             names.extend(sub.iter().cloned());
         }
     }
-    f.structs.insert(cname.to_string(), (names, transient, view));
+    f.structs
+        .insert(cname.to_string(), (names, transient, view));
     Ok(tname)
 }
 
