@@ -196,8 +196,9 @@ def _gpu_backend(args, descriptor):
 
 def _host_arrays_as_device_arrays():
     """Without cupy, DaCe takes a GPU_Global argument's (or workspace's)
-    pointer from a NumPy array's `__array_interface__`: the emulated GPU
-    runtime's kernels and copies read host memory."""
+    pointer from a NumPy array's `__array_interface__` (the emulated GPU
+    runtime's kernels and copies read host memory), and gt4py finds the
+    GPU_Global workspace under `DeviceType.CUDA`."""
     from dace import dtypes
 
     original = dtypes.array_interface_ptr
@@ -212,6 +213,19 @@ def _host_arrays_as_device_arrays():
 
     array_interface_ptr._sdfgc_host = True
     dtypes.array_interface_ptr = array_interface_ptr
+
+    # gt4py finds a GPU_Global workspace under cupy's device type.
+    from gt4py._core import definitions as core_defs
+    from gt4py.next.program_processors.runners.dace.workflow import compilation
+
+    to_device = compilation._map_storage_to_device
+
+    def map_storage_to_device(storage):
+        if storage == dtypes.StorageType.GPU_Global and core_defs.CUPY_DEVICE_TYPE is None:
+            return core_defs.DeviceType.CUDA
+        return to_device(storage)
+
+    compilation._map_storage_to_device = map_storage_to_device
 
 
 def register():

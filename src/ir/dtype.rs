@@ -33,6 +33,11 @@ pub enum DType {
     /// container, whose C type is the struct's name
     /// ([`crate::ir::StructType`] defines its fields).
     Struct(StructName),
+    /// The element of a DaCe `ContainerArray` (`{"type": "pointer", ...}`
+    /// with a `stype`): a pointer to another container, named by its full C
+    /// type (`double*`, `CSRMatrix*`, `double**`), as DaCe's
+    /// `dtypes.pointer(...).ctype` writes it.
+    Pointer(StructName),
 }
 
 /// The name of a C struct type, interned: [`DType`] stays `Copy`. Each
@@ -103,7 +108,7 @@ impl DType {
             DType::Str => "string",
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
-            DType::Struct(n) => n.as_str(),
+            DType::Struct(n) | DType::Pointer(n) => n.as_str(),
         }
     }
 
@@ -129,7 +134,7 @@ impl DType {
             DType::Str => "sdfgc_string",
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
-            DType::Struct(n) => n.as_str(),
+            DType::Struct(n) | DType::Pointer(n) => n.as_str(),
         }
     }
 
@@ -170,7 +175,8 @@ impl DType {
             | DType::Str
             | DType::PyObject
             | DType::MpiRequest
-            | DType::Struct(_) => 8,
+            | DType::Struct(_)
+            | DType::Pointer(_) => 8,
             DType::Complex128 => 16,
         }
     }
@@ -218,7 +224,7 @@ impl DType {
     pub fn is_opaque(self) -> bool {
         matches!(
             self,
-            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_)
+            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_) | DType::Pointer(_)
         )
     }
 
@@ -244,7 +250,11 @@ impl DType {
             DType::Float64 => 11,
             DType::Complex64 => 12,
             DType::Complex128 => 13,
-            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_) => 14,
+            DType::Str
+            | DType::PyObject
+            | DType::MpiRequest
+            | DType::Struct(_)
+            | DType::Pointer(_) => 14,
         }
     }
 

@@ -174,6 +174,7 @@ fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()>
 fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -> Result<()> {
     let node = |id: NodeId| &st.nodes[id.index()];
     check_map_exits(st, label)?;
+    check_container_arrays(sdfg, st, label)?;
     for (idx, n) in st.nodes.iter().enumerate() {
         match &n.kind {
             NodeKind::Access(a) if !sdfg.arrays.contains_key(&a.data) => {
@@ -429,6 +430,45 @@ fn check_callback(sdfg: &Sdfg, st: &State, id: NodeId, t: &Tasklet, label: &str)
 
 /// A nested SDFG node: every connector names a container of the inner SDFG
 /// (as DaCe requires), and the inner SDFG is valid on its own.
+/// The elements of a container array (pointers) are reached only through
+/// views (`double* v = A[i];`): a code node or a copy that moves them is
+/// refused by name.
+fn check_container_arrays(sdfg: &Sdfg, st: &State, label: &str) -> Result<()> {
+    let view = |id: NodeId| match &st.nodes[id.index()].kind {
+        NodeKind::Access(a) => sdfg.arrays.get(&a.data).map(|d| d.kind == DataKind::View),
+        _ => None,
+    };
+    for e in &st.edges {
+        let Some(data) = e.memlet.data.as_deref() else {
+            continue;
+        };
+        if !sdfg
+            .arrays
+            .get(data)
+            .is_some_and(|d| matches!(d.dtype, DType::Pointer(_)))
+        {
+            continue;
+        }
+        let code = |id: NodeId| {
+            matches!(
+                st.nodes[id.index()].kind,
+                NodeKind::Tasklet(_) | NodeKind::Nested(_) | NodeKind::Library(_)
+            )
+        };
+        let copy = view(e.src) == Some(false) && view(e.dst) == Some(false);
+        if code(e.src) || code(e.dst) || copy {
+            return Err(Error::unsupported(
+                &e.path,
+                format!(
+                    "in state '{label}': a memlet that moves the elements of container array \
+                     '{data}' (pointers; only views of one element are supported)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn validate_nested(ns: &NestedSdfg, n: &Node, label: &str) -> Result<()> {
     for (side, conns) in [("input", &ns.inputs), ("output", &ns.outputs)] {
         if let Some(c) = conns.keys().find(|c| !ns.sdfg.arrays.contains_key(*c)) {

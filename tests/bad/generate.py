@@ -217,12 +217,13 @@ def corpus_fixture(name, mutate):
 
 
 def container_array_member(d):
-    """The nested structure S.p becomes an array of two of them (DaCe's ContainerArray)."""
+    """The nested structure S.p becomes an array of two pointers to nothing
+    (DaCe's ContainerArray without an stype: `void*` elements)."""
     members = d["attributes"]["_arrays"]["S"]["attributes"]["members"]
     name, params = members[3]
     assert name == "p"
     members[3] = [name, {"type": "ContainerArray", "attributes": {
-        "stype": params, "dtype": params["attributes"]["dtype"], "shape": ["2"], "strides": ["1"],
+        "stype": None, "dtype": {"type": "pointer", "dtype": None}, "shape": ["2"], "strides": ["1"],
         "total_size": "2", "offset": ["0"]}}]
 
 
@@ -347,8 +348,8 @@ CASES = [
     ("vector_interstate_read", vector_interstate_read, 1, "control flow reads 'A', a container of vector type", "at /edges/0", "check"),
     # A tiled other subset (DaCe's copy writes it as a contiguous run).
     ("tiled_other_subset", tiled_other_subset, 1, "has a tiled other subset (tile 2)", "at /nodes/3/edges/", "check"),
-    # Structures: an array of structures as a member (DaCe's ContainerArray).
-    ("structure_container_array_member", corpus_fixture("structure_members", container_array_member), 1, "structure member 'S.p' of type ContainerArray", "at /attributes/_arrays/S/attributes/members/3/1", "check"),
+    # Structures: an array of pointers to nothing as a member (a ContainerArray without an stype).
+    ("structure_void_container_array_member", corpus_fixture("structure_members", container_array_member), 1, "container array 'S.p' without an element type (void*)", "at /attributes/_arrays/S/attributes/members/3/1/attributes/stype", "check"),
     # References: one set so that it reaches past the end of the data it points into.
     ("reference_past_end", corpus_fixture("reference_set", reference_past_end), 1, "reference 's' spans 25 elements from element 26 of 'M', which has 48: past its end", "at /nodes/1/edges/1", "cpp"),
     # ... and one read before any state sets it (DaCe's validation refuses it too).

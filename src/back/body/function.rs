@@ -348,10 +348,11 @@ impl<'a> FnWriter<'a> {
             let before = bound.len();
             for (name, d) in &sdfg.arrays {
                 let Some(m) = &d.member else { continue };
-                let parent_ready = sdfg
-                    .arrays
-                    .get(&m.parent)
-                    .is_some_and(|p| p.member.is_none() || bound.contains(m.parent.as_str()));
+                // Members of a structure view are bound where it is declared.
+                let parent_ready = sdfg.arrays.get(&m.parent).is_some_and(|p| {
+                    (p.member.is_none() && p.kind != DataKind::View)
+                        || bound.contains(m.parent.as_str())
+                });
                 if bound.contains(name.as_str()) || !parent_ready {
                     continue;
                 }
@@ -368,6 +369,31 @@ impl<'a> FnWriter<'a> {
             }
             if bound.len() == before {
                 break;
+            }
+        }
+    }
+
+    /// Binds the members of structure view `view` (and theirs, parents
+    /// first) where the view is declared: `int *vcsr_indptr = vcsr->indptr;`.
+    pub(crate) fn bind_members_of(&mut self, view: &str) {
+        let sdfg = self.sdfg;
+        let mut parents = vec![view.to_string()];
+        while let Some(parent) = parents.pop() {
+            for (name, d) in &sdfg.arrays {
+                let Some(m) = &d.member else { continue };
+                if m.parent != parent {
+                    continue;
+                }
+                let ct = d.dtype.ctype();
+                let f = &m.field;
+                self.out.line(if d.kind == DataKind::Scalar {
+                    format!("{ct} *{name} = &{parent}->{f};")
+                } else {
+                    format!("{ct} *{name} = {parent}->{f};")
+                });
+                self.out.line(format!("(void){name};"));
+                self.access.insert(name.clone(), Access::Ptr(name.clone()));
+                parents.push(name.clone());
             }
         }
     }

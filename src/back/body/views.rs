@@ -158,12 +158,57 @@ pub(crate) fn view_edge(st: &State, adj: &Adjacency, id: NodeId) -> Option<ViewE
 }
 
 impl FnWriter<'_> {
+    /// `nodes` with each view of a member of a structure view after that
+    /// structure view (the member's access node was split off it at load,
+    /// so no edge orders them), else in the given order.
+    fn views_in_order(&self, ctx: &StateCtx, nodes: &[NodeId]) -> Vec<NodeId> {
+        let st = ctx.st;
+        let root_view = |id: NodeId| -> Option<String> {
+            let ve = view_edge(st, &ctx.adj, id)?;
+            let mut cur = ve.viewed;
+            while let Some(m) = self.sdfg.arrays.get(&cur).and_then(|d| d.member.as_ref()) {
+                cur = m.parent.clone();
+            }
+            (cur != ve_name(st, id)).then_some(cur)
+        };
+        fn ve_name(st: &State, id: NodeId) -> String {
+            access_data(st, id).unwrap_or_default().to_string()
+        }
+        let names: std::collections::BTreeSet<String> =
+            nodes.iter().map(|&id| ve_name(st, id)).collect();
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut done = std::collections::BTreeSet::new();
+        let mut pending: Vec<(NodeId, String)> = Vec::new();
+        for &id in nodes {
+            let is_view = access_data(st, id)
+                .and_then(|n| self.sdfg.arrays.get(n))
+                .is_some_and(|d| d.kind == DataKind::View);
+            let wait = if is_view { root_view(id) } else { None };
+            match wait {
+                Some(r) if names.contains(&r) && !done.contains(&r) => pending.push((id, r)),
+                _ => {
+                    out.push(id);
+                    done.insert(ve_name(st, id));
+                    // Whatever waited for it.
+                    while let Some(k) = pending.iter().position(|(_, r)| done.contains(r)) {
+                        let (p, _) = pending.remove(k);
+                        out.push(p);
+                        done.insert(ve_name(st, p));
+                    }
+                }
+            }
+        }
+        out.extend(pending.into_iter().map(|(p, _)| p));
+        out
+    }
+
     /// Declares the pointer of every view among `nodes` (view access nodes
     /// of one scope body, or of the state's top level).
     pub(crate) fn declare_views_of(&mut self, ctx: &StateCtx, nodes: &[NodeId]) -> Result<()> {
         let st = ctx.st;
         let mut declared = std::collections::BTreeSet::new();
-        for &id in nodes {
+        let nodes = self.views_in_order(ctx, nodes);
+        for &id in &nodes {
             let Some(view) = access_data(st, id) else {
                 continue;
             };
@@ -184,7 +229,42 @@ impl FnWriter<'_> {
                 Some(s) if s.len() == vd.rank() => s.iter().map(|r| r.start.clone()).collect(),
                 _ => vec![Expr::Int(0); vd.rank()],
             };
+            let ct = d.dtype.ctype();
+            // A view of one element of a container array is the pointer
+            // stored there (DaCe's `allocate_view`: `double* v = A[i];`,
+            // `CSRMatrix* vcsr = A[b];`).
+            let deref = matches!(vd.dtype, DType::Pointer(p) if p.as_str() == format!("{ct}*"));
+            let pointers = |t: DType| matches!(t, DType::Pointer(_) | DType::Struct(_));
+            if deref {
+                let one = ve.subset.as_ref().is_some_and(|s| {
+                    s.len() == vd.rank()
+                        && s.iter().all(|r| r.start == r.end && r.tile == Expr::Int(1))
+                });
+                if !one {
+                    return Err(Error::unsupported(
+                        &st.edges[ve.edge].path,
+                        format!(
+                            "view '{view}' of container array '{}' through a subset that is \
+                             not one element (only one element is a container)",
+                            ve.viewed
+                        ),
+                    ));
+                }
+            } else if matches!(d.dtype, DType::Struct(_))
+                || pointers(vd.dtype) && d.dtype != vd.dtype
+            {
+                return Err(Error::unsupported(
+                    &st.edges[ve.edge].path,
+                    format!(
+                        "view '{view}' ({ct}) of '{}' ({}): only views of one element of a \
+                         container array, or of its own type, are supported",
+                        ve.viewed,
+                        vd.dtype.ctype()
+                    ),
+                ));
+            }
             let base = match self.access.get(&ve.viewed) {
+                _ if deref => self.element(&ve.viewed, vd, &start),
                 Some(Access::Value(v)) => format!("&{v}"),
                 _ => format!("&{}", self.element(&ve.viewed, vd, &start)),
             };
@@ -192,14 +272,15 @@ impl FnWriter<'_> {
             // bytes (numpy's `.view(dtype)`); its subset's offsets are in
             // the viewed container's elements, as DaCe's
             // `emit_memlet_reference` casts `viewed + offset`.
-            let ct = d.dtype.ctype();
-            let base = if d.dtype == vd.dtype {
+            let base = if d.dtype == vd.dtype || deref {
                 base
             } else {
                 format!("reinterpret_cast<{ct} *>({base})")
             };
             self.out.line(format!("{ct} * {view} = {base};"));
             declared.insert(view.to_string());
+            // The members of a structure view, from the struct it points to.
+            self.bind_members_of(view);
         }
         Ok(())
     }

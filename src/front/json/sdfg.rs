@@ -51,7 +51,7 @@ impl Reader {
         let flat = structure::flatten(self, av, &arrp)?;
         for (k, d) in entries(av, "_arrays") {
             let p = ptr(&arrp, k);
-            if type_of(d, &p)? == "Structure" {
+            if matches!(type_of(d, &p)?, "Structure" | "StructureView") {
                 continue;
             }
             match distributed::descriptor(type_of(d, &p)?, d, &p)? {
@@ -131,6 +131,9 @@ impl Reader {
     }
 
     pub(super) fn data(&mut self, v: &Json, path: &str, name: &str) -> Result<DataDesc> {
+        fn kind_is_container(t: &str) -> bool {
+            matches!(t, "ContainerArray" | "ContainerView")
+        }
         let t = type_of(v, path)?;
         let kind = match t {
             "Array" => DataKind::Array,
@@ -138,12 +141,12 @@ impl Reader {
             "View" | "ArrayView" => DataKind::View,
             "Stream" => DataKind::Stream,
             "ArrayReference" | "Reference" => DataKind::Reference,
+            "ContainerArray" => DataKind::Array,
+            "ContainerView" => DataKind::View,
             "Structure"
             | "StructureView"
             | "StructureReference"
             | "ContainerArrayReference"
-            | "ContainerArray"
-            | "ContainerView"
             | "Tensor" => {
                 return Err(Error::unsupported(
                     path,
@@ -167,9 +170,13 @@ impl Reader {
         let ap = ptr(path, "attributes");
         let av = v.get("attributes");
         let a: DataAttrsDto = dto(av, &ap)?;
-        let dt = match member(av, "dtype") {
-            Some(d) => located(|p| vdtype(d, p), || ptr(&ap, "dtype"))?.0,
-            None => DType::from_dace_name("int32").expect("int32 is a DaCe type"),
+        let dt = if kind_is_container(t) {
+            structure::container_dtype(v, path, name)?
+        } else {
+            match member(av, "dtype") {
+                Some(d) => located(|p| vdtype(d, p), || ptr(&ap, "dtype"))?.0,
+                None => DType::from_dace_name("int32").expect("int32 is a DaCe type"),
+            }
         };
         let shape = match member(av, "shape") {
             Some(_) => sym_list(elements(av, "shape"), || ptr(&ap, "shape"))?,
@@ -214,6 +221,23 @@ impl Reader {
         let lifetime = Lifetime::from_dace_name(&a.lifetime).ok_or_else(|| {
             Error::unsupported(ptr(&ap, "lifetime"), format!("lifetime '{}'", a.lifetime))
         })?;
+        if kind_is_container(t) {
+            if storage.is_gpu() || !matches!(storage, Storage::Default | Storage::CpuHeap) {
+                return Err(Error::unsupported(
+                    ptr(&ap, "storage"),
+                    format!(
+                        "{t} '{name}' in storage {} (container arrays are CPU only)",
+                        a.storage
+                    ),
+                ));
+            }
+            if kind == DataKind::Array && a.transient {
+                return Err(Error::unsupported(
+                    path,
+                    format!("transient ContainerArray '{name}' (only arguments are supported)"),
+                ));
+            }
+        }
         Ok(DataDesc {
             kind,
             dtype: dt,
@@ -241,6 +265,9 @@ impl Reader {
             .filter(|a| a.len() == 2)
             .ok_or_else(|| Error::format(path, "a constant must be [descriptor, value]"))?;
         let desc = self.data(&pair[0], &ptr(path, 0), "constant")?;
+        if matches!(desc.dtype, DType::Pointer(_)) {
+            return Err(Error::unsupported(path, "a constant container array"));
+        }
         if vector::container_veclen(&pair[0], &ptr(path, 0))? > 1 {
             return Err(Error::unsupported(path, "a constant of vector type"));
         }

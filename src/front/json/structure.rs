@@ -17,8 +17,13 @@
 //!
 //! Access nodes of a structure are split per member named by their edges
 //! (members are disjoint memory, so no order between them is lost).
-//! `StructureView`, `ContainerArray`, `ContainerView` and references stay
-//! refused by name.
+//! * a `StructureView` is a pointer to a struct (a view of an element of a
+//!   `ContainerArray` of structures, `CSRMatrix *vcsr = A[b];`); its
+//!   members are bound from it where the view is declared.
+//!
+//! A `ContainerArray` (an array of pointers to containers) is an array of
+//! [`DType::Pointer`] elements ([`container_dtype`]); views dereference its
+//! elements. References stay refused by name.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,9 +39,9 @@ pub(super) struct Flat {
     pub types: Vec<StructType>,
     /// Dotted member name -> container name.
     renames: BTreeMap<String, String>,
-    /// Structure name (after renaming) -> its members' container names, and
-    /// whether it is transient.
-    structs: BTreeMap<String, (BTreeSet<String>, bool)>,
+    /// Structure name (after renaming) -> its members' container names,
+    /// whether it is transient and whether it is a `StructureView`.
+    structs: BTreeMap<String, (BTreeSet<String>, bool, bool)>,
 }
 
 impl Flat {
@@ -52,19 +57,157 @@ pub(super) fn flatten(r: &mut Reader, av: Option<&Json>, arrp: &str) -> Result<F
     let taken: BTreeSet<String> = entries(av, "_arrays").map(|(k, _)| k.to_string()).collect();
     let mut taken = taken;
     for (k, d) in entries(av, "_arrays") {
-        if type_of(d, &ptr(arrp, k))? != "Structure" {
+        let p = ptr(arrp, k);
+        let t = type_of(d, &p)?;
+        if matches!(t, "ContainerArray" | "ContainerView") {
+            stype_types(r, &mut f, &taken, d, &p, k)?;
             continue;
         }
-        let p = ptr(arrp, k);
+        if !matches!(t, "Structure" | "StructureView") {
+            continue;
+        }
+        let view = t == "StructureView";
         let transient = member(d.get("attributes"), "transient")
             .and_then(|t| match t {
                 Json::Bool(b) => Some(*b),
                 _ => None,
             })
             .unwrap_or(false);
-        structure(r, &mut f, &mut taken, d, &p, k, k, None, transient)?;
+        // A view's members are bound from the struct it points to, like an
+        // argument's (where the view is declared).
+        let kind = if view {
+            Kind::View
+        } else if transient {
+            Kind::Transient
+        } else {
+            Kind::Argument
+        };
+        structure(r, &mut f, &mut taken, d, &p, k, k, None, kind)?;
     }
     Ok(f)
+}
+
+/// What a structure is to its SDFG.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An argument (or a member of one): a pointer parameter.
+    Argument,
+    /// A transient: its members are transients, it is no container.
+    Transient,
+    /// A `StructureView`: a pointer declared where the view is.
+    View,
+}
+
+/// The element type of a `ContainerArray` / `ContainerView` (DaCe's
+/// `dtypes.pointer(stype.dtype)`, or the structure's pointer type): a
+/// pointer to its `stype`, whose C type is the `stype`'s followed by `*`.
+pub(super) fn container_dtype(d: &Json, path: &str, name: &str) -> Result<DType> {
+    Ok(DType::Pointer(StructName::new(&container_ctype(
+        d, path, name,
+    )?)))
+}
+
+fn container_ctype(d: &Json, path: &str, name: &str) -> Result<String> {
+    let ap = ptr(path, "attributes");
+    let sp = ptr(&ap, "stype");
+    let Some(st) = member(d.get("attributes"), "stype").filter(|s| !s.is_null()) else {
+        return Err(Error::unsupported(
+            &sp,
+            format!("container array '{name}' without an element type (void*)"),
+        ));
+    };
+    let inner = match type_of(st, &sp)? {
+        "Structure" => {
+            let n = member(st.get("attributes"), "name")
+                .and_then(Json::as_str)
+                .unwrap_or("");
+            if !c_ident(n) {
+                return Err(Error::unsupported(
+                    ptr(&ptr(&sp, "attributes"), "name"),
+                    format!(
+                        "container array '{name}': structure type name '{n}' is not a C identifier"
+                    ),
+                ));
+            }
+            // DaCe's `ContainerArray` of a structure has the structure's
+            // dtype, a pointer to it.
+            return Ok(format!("{n}*"));
+        }
+        "Array" | "Scalar" => {
+            let (t, n) = match member(st.get("attributes"), "dtype") {
+                Some(x) => located(|p| vdtype(x, p), || ptr(&ptr(&sp, "attributes"), "dtype"))?,
+                None => (DType::Int32, 1),
+            };
+            if n > 1 || t.is_opaque() {
+                return Err(Error::unsupported(
+                    &sp,
+                    format!("container array '{name}' of elements of type {t}"),
+                ));
+            }
+            t.ctype().to_string()
+        }
+        "ContainerArray" => container_ctype(st, &sp, name)?,
+        other => {
+            return Err(Error::unsupported(
+                &sp,
+                format!("container array '{name}' of elements of type {other}"),
+            ));
+        }
+    };
+    Ok(format!("{inner}*"))
+}
+
+/// Registers the struct types a container array's elements point to (their
+/// members are reached only through views).
+fn stype_types(
+    r: &mut Reader,
+    f: &mut Flat,
+    taken: &BTreeSet<String>,
+    d: &Json,
+    path: &str,
+    dotted: &str,
+) -> Result<()> {
+    let sp = ptr(&ptr(path, "attributes"), "stype");
+    let Some(st) = member(d.get("attributes"), "stype").filter(|s| !s.is_null()) else {
+        return Ok(());
+    };
+    match type_of(st, &sp)? {
+        "Structure" => {
+            let mut scratch = Flat::default();
+            let mut t = taken.clone();
+            structure(
+                r,
+                &mut scratch,
+                &mut t,
+                st,
+                &sp,
+                dotted,
+                dotted,
+                None,
+                Kind::View,
+            )?;
+            for ty in scratch.types {
+                add_type(f, ty, &sp)?;
+            }
+            Ok(())
+        }
+        "ContainerArray" => stype_types(r, f, taken, st, &sp, dotted),
+        _ => Ok(()),
+    }
+}
+
+fn add_type(f: &mut Flat, ty: StructType, path: &str) -> Result<()> {
+    match f.types.iter().find(|t| t.name == ty.name) {
+        Some(t) if *t != ty => Err(Error::unsupported(
+            path,
+            format!("two different structure types named '{}'", ty.name),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            f.types.push(ty);
+            Ok(())
+        }
+    }
 }
 
 fn c_ident(s: &str) -> bool {
@@ -85,8 +228,9 @@ fn structure(
     dotted: &str,
     cname: &str,
     parent: Option<Member>,
-    transient: bool,
+    kind: Kind,
 ) -> Result<String> {
+    let transient = kind == Kind::Transient;
     let ap = ptr(path, "attributes");
     let av = d.get("attributes");
     let tname = member(av, "name")
@@ -125,18 +269,23 @@ fn structure(
             ));
         }
     }
+    let view = kind == Kind::View && parent.is_none();
     if !transient {
         f.descs.push((
             cname.to_string(),
             DataDesc {
-                kind: DataKind::Array,
+                kind: if view {
+                    DataKind::View
+                } else {
+                    DataKind::Array
+                },
                 dtype: DType::Struct(StructName::new(&tname)),
                 shape: vec![Expr::Int(1)],
                 strides: vec![Expr::Int(1)],
                 total_size: Expr::Int(1),
                 offset: vec![Expr::Int(0)],
                 start_offset: Expr::Int(0),
-                transient: false,
+                transient: view,
                 storage: Storage::CpuHeap,
                 lifetime: Lifetime::Scope,
                 pool: false,
@@ -180,12 +329,21 @@ fn structure(
         let t = type_of(&pair[1], &p)?;
         match t {
             "Structure" => {
-                let sub = structure(r, f, taken, &pair[1], &p, &mdotted, &mc, bind, transient)?;
+                let sub = structure(r, f, taken, &pair[1], &p, &mdotted, &mc, bind, kind)?;
                 fields.push((mname.to_string(), format!("{sub}*")));
                 uses.push(sub);
             }
-            "Array" | "Scalar" => {
+            "Array" | "Scalar" | "ContainerArray" => {
+                if t == "ContainerArray" {
+                    stype_types(r, f, taken, &pair[1], &p, &mdotted)?;
+                }
                 let mut desc = r.data(&pair[1], &p, &mdotted)?;
+                if t == "ContainerArray" && transient {
+                    return Err(Error::unsupported(
+                        &p,
+                        format!("container array member '{mdotted}' of a transient structure"),
+                    ));
+                }
                 if vector::container_veclen(&pair[1], &p)? > 1 {
                     return Err(Error::unsupported(
                         &p,
@@ -226,24 +384,16 @@ fn structure(
         fields,
         uses,
     };
-    match f.types.iter().find(|t| t.name == tname) {
-        Some(t) if *t != ty => {
-            return Err(Error::unsupported(
-                path,
-                format!("two different structure types named '{tname}'"),
-            ));
-        }
-        Some(_) => {}
-        None => f.types.push(ty),
-    }
+    add_type(f, ty, path)?;
     // Members of nested structures are members too (`A.csr.indptr` on an
     // edge of `A`).
     for n in names.clone() {
-        if let Some((sub, _)) = f.structs.get(&n) {
+        if let Some((sub, _, _)) = f.structs.get(&n) {
             names.extend(sub.iter().cloned());
         }
     }
-    f.structs.insert(cname.to_string(), (names, transient));
+    f.structs
+        .insert(cname.to_string(), (names, transient, view));
     Ok(tname)
 }
 
@@ -407,7 +557,7 @@ fn split(f: &Flat, v: &mut Json, path: &str) -> Result<()> {
     for (i, sname) in &targets {
         let Some(id) = &ids[*i] else { continue };
         let npath = ptr(&ptr(path, "nodes"), i);
-        let (members, transient) = &f.structs[sname];
+        let (members, transient, view) = &f.structs[sname];
         // Group the edges by the member they name.
         let mut groups: BTreeMap<String, Vec<(usize, bool)>> = BTreeMap::new();
         if let Some(Json::Array(edges)) = v.get("edges") {
@@ -422,6 +572,10 @@ fn split(f: &Flat, v: &mut Json, path: &str) -> Result<()> {
                         sname.clone()
                     } else if members.contains(&data) {
                         data
+                    } else if *view && !f.renames.values().any(|m| *m == data) {
+                        // The edge that defines the view (its memlet names
+                        // the viewed container).
+                        sname.clone()
                     } else {
                         return Err(Error::unsupported(
                             ep,
@@ -444,7 +598,7 @@ fn split(f: &Flat, v: &mut Json, path: &str) -> Result<()> {
                 ),
             ));
         }
-        if whole && groups.len() > 1 {
+        if whole && groups.len() > 1 && !*view {
             let sides: BTreeSet<bool> = groups.values().flatten().map(|(_, s)| *s).collect();
             if sides.len() > 1 {
                 return Err(Error::unsupported(

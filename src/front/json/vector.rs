@@ -11,6 +11,13 @@ use super::*;
 /// The vector length of a container's `dtype` (1 for scalar types).
 pub(super) fn container_veclen(v: &Json, path: &str) -> Result<u32> {
     let ap = ptr(path, "attributes");
+    // A container array's elements are pointers (`structure::container_dtype`).
+    if matches!(
+        v.get("type").and_then(Json::as_str),
+        Some("ContainerArray" | "ContainerView")
+    ) {
+        return Ok(1);
+    }
     match member(v.get("attributes"), "dtype") {
         Some(d) => located(|p| vdtype(d, p), || ptr(&ap, "dtype")).map(|(_, n)| n),
         None => Ok(1),
