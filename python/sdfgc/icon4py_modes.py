@@ -171,7 +171,8 @@ def _gpu_backend(args, descriptor):
     external = None
     if args["transient_memory_mode"] is TransientMemoryMode.EXTERNAL:
         # gt4py sizes and installs it per program (from the GPU_Global size).
-        external = {gpu or core_defs.DeviceType.CUDA: _poisoned(1 << 20, 256)}
+        buf = _poisoned(1 << 20, 256)
+        external = {gpu or core_defs.DeviceType.CUDA: buf if gpu else _HostAsDeviceBuffer(buf)}
     args = args | {"unit_strides_kind": gtx_common.DimensionKind.HORIZONTAL}  # as make_dace_backend sets it
     options = dict(
         auto_optimize=descriptor.get("auto_optimize", True),
@@ -192,6 +193,22 @@ def _gpu_backend(args, descriptor):
     return dace_backend.DaCeBackendFactory(
         gpu=False, name_device="gpu", otf_workflow__bare_translation__device_type=core_defs.DeviceType.CUDA,
         **options)
+
+
+class _HostAsDeviceBuffer:
+    """Without a GPU, a host buffer that gt4py and DaCe take for a GPU_Global
+    workspace (its `__cuda_array_interface__` is the buffer's own)."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    @property
+    def __cuda_array_interface__(self):
+        return dict(self._buf.__array_interface__, version=3, strides=None)
+
+    @property
+    def nbytes(self):
+        return self._buf.nbytes
 
 
 def _host_arrays_as_device_arrays():
