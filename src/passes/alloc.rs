@@ -77,6 +77,21 @@ pub struct Transient {
     pub slice: Option<KernelSlice>,
 }
 
+impl Transient {
+    /// A transient that takes no bytes of its own and is never zeroed (a
+    /// stream object, a reference's pointer), in `scope`.
+    fn bytesless(memory: Memory, scope: AllocScope) -> Transient {
+        Transient {
+            memory,
+            scope,
+            zero: false,
+            top_elements: None,
+            per_thread: false,
+            slice: None,
+        }
+    }
+}
+
 /// The symbol that stands for the number of threads a parallel region of the
 /// program may use (`omp_get_max_threads()` at `__dace_init_*`, kept in the
 /// state) in the sizes of per-thread slots.
@@ -604,14 +619,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             let scope = scope_of(uses.sites.get(name), |_, _, one_scope, _| one_scope);
             p.transients.insert(
                 (sdfg.id, name.clone()),
-                Transient {
-                    memory: Memory::Local,
-                    scope,
-                    zero: false,
-                    top_elements: None,
-                    per_thread: false,
-                    slice: None,
-                },
+                Transient::bytesless(Memory::Local, scope),
             );
             continue;
         }
@@ -621,14 +629,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             let scope = scope_of(uses.sites.get(name), |_, _, _, _| true);
             p.transients.insert(
                 (sdfg.id, name.clone()),
-                Transient {
-                    memory: Memory::View,
-                    scope,
-                    zero: false,
-                    top_elements: None,
-                    per_thread: false,
-                    slice: None,
-                },
+                Transient::bytesless(Memory::View, scope),
             );
             continue;
         }
