@@ -96,6 +96,29 @@ pub fn refuse_wcr(sdfgs: &[&Sdfg], gpu: bool) -> Result<()> {
         let Some(d) = sdfg.arrays.get(data) else {
             return Ok(());
         };
+        // Struct values: only a replacement or a lambda (of struct fields
+        // and values), on the CPU.
+        let params = |n: &str| (n == w.params.0 || n == w.params.1).then_some(d.dtype);
+        let named = |n: &str| match d.dtype {
+            DType::Record(r) if r.name() == n => Some(r),
+            _ => None,
+        };
+        let why = match d.dtype {
+            DType::Record(_) if gpu => Some("on a GPU target".to_string()),
+            DType::Record(_) if !matches!(w.kind, WcrKind::Replace | WcrKind::Custom) => {
+                Some("(C++ has no such operator on a struct)".to_string())
+            }
+            _ => crate::ir::record::record_error(&w.body, &params, &named),
+        };
+        if let Some(why) = why {
+            return Err(Error::unsupported(
+                path,
+                format!(
+                    "write-conflict resolution '{}' on '{data}' of type {} {why}",
+                    w.text, d.dtype
+                ),
+            ));
+        }
         let refused = d.dtype.is_complex()
             && (matches!(w.kind, WcrKind::Min | WcrKind::Max)
                 || (gpu
@@ -129,7 +152,17 @@ pub fn refuse_wcr(sdfgs: &[&Sdfg], gpu: bool) -> Result<()> {
                         }) = &st.nodes[e.src.index()].kind
                             && let Some(data) = &e.memlet.data
                         {
-                            check(sdfg, wcr, data, &st.nodes[e.src.index()].path, gpu)?;
+                            let path = &st.nodes[e.src.index()].path;
+                            if let Some(DType::Record(r)) = sdfg.arrays.get(data).map(|d| d.dtype) {
+                                return Err(Error::unsupported(
+                                    path,
+                                    format!(
+                                        "a Reduce node into '{data}' of struct type '{}'",
+                                        r.name()
+                                    ),
+                                ));
+                            }
+                            check(sdfg, wcr, data, path, gpu)?;
                         }
                     }
                 }

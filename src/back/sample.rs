@@ -255,6 +255,44 @@ pub fn symbol_lines(p: &Program) -> Vec<String> {
         .collect()
 }
 
+/// The struct types held by value among the program's containers, by name.
+fn records_of(p: &Program) -> Vec<crate::ir::Record> {
+    let mut out: Vec<crate::ir::Record> = Vec::new();
+    for d in p.sdfg.arrays.values() {
+        if let DType::Record(r) = d.dtype
+            && !out.contains(&r)
+        {
+            out.push(r);
+        }
+    }
+    out.sort_by_key(|r| r.name());
+    out
+}
+
+/// `sdfgc_fill_record` and `sdfgc_record_value` of one struct type: the
+/// sample's contents and checksum, field by field (padding is never read).
+fn record_helpers(r: crate::ir::Record) -> String {
+    let t = r.name();
+    let mut fill = Vec::new();
+    let mut value = Vec::new();
+    for (f, ft) in r.fields() {
+        let ct = ft.ctype();
+        fill.push(match ft {
+            DType::Bool => format!("v.{f} = (h & 1u) != 0;"),
+            _ if ft.is_integer() => format!("v.{f} = static_cast<{ct}>(h + 1u);"),
+            _ => format!("v.{f} = static_cast<{ct}>(0.125 + h / 16.0);"),
+        });
+        value.push(format!("static_cast<double>(v.{f})"));
+    }
+    format!(
+        "// The sample's contents and checksum of struct {t}, field by field.\n\
+         static void sdfgc_fill_record({t} &v, unsigned h) {{ {} }}\n\
+         static double sdfgc_record_value(const {t} &v) {{ return {}; }}",
+        fill.join(" "),
+        value.join(" + ")
+    )
+}
+
 /// Comment lines for the header: one per program argument, with the array
 /// shape and strides (in elements) and whether the program writes it.
 pub fn argument_lines(p: &Program) -> Vec<String> {
@@ -449,6 +487,9 @@ pub fn write_sample(p: &Program) -> (String, String) {
     }
     line("");
     line(cexpr::PRELUDE.trim_end());
+    for r in records_of(p) {
+        line(&record_helpers(r));
+    }
     line(SAMPLE_HELPERS);
     line("");
     if p.mpi_calls {
@@ -805,6 +846,8 @@ static void sdfgc_fill(T *a, size_t n, unsigned k) {
         } else if constexpr (sdfgc_is_complex<T>::value) {
             using R = typename T::value_type;
             a[i] = T(static_cast<R>(0.125 + h / 16.0), static_cast<R>(0.0625 * (1 + k % 3)));
+        } else if constexpr (std::is_class<T>::value) {
+            sdfgc_fill_record(a[i], h);
         } else {
             a[i] = static_cast<T>(0.125 + h / 16.0);
         }
@@ -820,6 +863,8 @@ static double sdfgc_checksum(const T *a, size_t n) {
         double x;
         if constexpr (sdfgc_is_complex<T>::value) {
             x = static_cast<double>(a[i].real()) + static_cast<double>(a[i].imag());
+        } else if constexpr (std::is_class<T>::value) {
+            x = sdfgc_record_value(a[i]);
         } else {
             x = static_cast<double>(a[i]);
         }

@@ -415,6 +415,20 @@ impl CExprPrinter<'_> {
                 }
             }
             Expr::Binary(op, a, b) => self.binary(*op, a, b),
+            Expr::Field(a, f) => {
+                let (s, p) = self.prec(a);
+                if p < PRIMARY || s.starts_with('*') {
+                    (format!("({s}).{f}"), PRIMARY)
+                } else {
+                    (format!("{s}.{f}"), PRIMARY)
+                }
+            }
+            // Aggregate initialization, the fields in the order given (the
+            // struct's declaration order, once lowered).
+            Expr::Record(t, fields) => {
+                let vals: Vec<String> = fields.iter().map(|(_, a)| self.print(a)).collect();
+                (format!("{t}{{{}}}", vals.join(", ")), PRIMARY)
+            }
             Expr::Call(f, args) => (self.call(*f, args), PRIMARY),
             Expr::Ternary(c, a, b) => (
                 format!(

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::ir::record::Record;
+
 /// A scalar element type as DaCe names it (`float64`, `int32`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -38,6 +40,10 @@ pub enum DType {
     /// type (`double*`, `CSRMatrix*`, `double**`), as DaCe's
     /// `dtypes.pointer(...).ctype` writes it.
     Pointer(StructName),
+    /// A C struct held by value (`{"type": "struct", "data": [...]}` as an
+    /// array's or scalar's element type: `dace.struct('pair', idx=int32,
+    /// val=float64)`): its fields are scalars, its layout is C's.
+    Record(Record),
 }
 
 /// The name of a C struct type, interned: [`DType`] stays `Copy`. Each
@@ -109,6 +115,7 @@ impl DType {
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
             DType::Struct(n) | DType::Pointer(n) => n.as_str(),
+            DType::Record(r) => r.name(),
         }
     }
 
@@ -135,6 +142,7 @@ impl DType {
             DType::PyObject => "pyobject",
             DType::MpiRequest => "MPI_Request",
             DType::Struct(n) | DType::Pointer(n) => n.as_str(),
+            DType::Record(r) => r.name(),
         }
     }
 
@@ -178,6 +186,16 @@ impl DType {
             | DType::Struct(_)
             | DType::Pointer(_) => 8,
             DType::Complex128 => 16,
+            DType::Record(r) => r.size(),
+        }
+    }
+
+    /// C's alignment of one element (a complex number's is its parts').
+    pub fn align(self) -> u64 {
+        match self {
+            DType::Record(r) => r.align(),
+            t if t.is_complex() => t.real_part().size(),
+            t => t.size(),
         }
     }
 
@@ -219,12 +237,17 @@ impl DType {
         )
     }
 
-    /// True for `string` and `pyobject`: pointers the program passes to
-    /// callbacks, never computes with.
+    /// True for the types no arithmetic applies to: strings, Python objects,
+    /// MPI requests, structures, pointers and records.
     pub fn is_opaque(self) -> bool {
         matches!(
             self,
-            DType::Str | DType::PyObject | DType::MpiRequest | DType::Struct(_) | DType::Pointer(_)
+            DType::Str
+                | DType::PyObject
+                | DType::MpiRequest
+                | DType::Struct(_)
+                | DType::Pointer(_)
+                | DType::Record(_)
         )
     }
 
@@ -254,7 +277,8 @@ impl DType {
             | DType::PyObject
             | DType::MpiRequest
             | DType::Struct(_)
-            | DType::Pointer(_) => 14,
+            | DType::Pointer(_)
+            | DType::Record(_) => 14,
         }
     }
 

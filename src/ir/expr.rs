@@ -28,6 +28,11 @@ pub enum Expr {
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `name[i, j, ...]`: indexing a connector or array.
     Index(String, Vec<Expr>),
+    /// `value.field`: a field of a struct held by value (tasklet code).
+    Field(Box<Expr>, String),
+    /// `T(a=x, b=y)`: a value of the struct type `T` built from its
+    /// fields, as named (tasklet code and write-conflict lambdas).
+    Record(String, Vec<(String, Expr)>),
 }
 
 /// Unary operators.
@@ -340,6 +345,8 @@ pub enum Target {
     Name(String),
     /// `name[i, ...]`
     Index(String, Vec<Expr>),
+    /// `name.field`: a field of a struct held by value.
+    Field(String, String),
 }
 
 /// Special floating-point constants Python code can name (`math.nan`, `math.inf`, `math.pi`, `math.e`)
@@ -382,6 +389,8 @@ impl Expr {
                 f(n, idx);
                 idx.iter().for_each(|a| a.visit_index(f));
             }
+            Expr::Field(a, _) => a.visit_index(f),
+            Expr::Record(_, fields) => fields.iter().for_each(|(_, a)| a.visit_index(f)),
         }
     }
 
@@ -405,6 +414,8 @@ impl Expr {
                 f(n);
                 idx.iter().for_each(|a| a.visit_names(f));
             }
+            Expr::Field(a, _) => a.visit_names(f),
+            Expr::Record(_, fields) => fields.iter().for_each(|(_, a)| a.visit_names(f)),
         }
     }
 }

@@ -35,6 +35,14 @@ pub fn simplify(e: &Expr) -> Expr {
             c => Expr::Ternary(Box::new(c), Box::new(simplify(a)), Box::new(simplify(b))),
         },
         Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(simplify).collect()),
+        Expr::Field(a, f) => Expr::Field(Box::new(simplify(a)), f.clone()),
+        Expr::Record(t, fields) => Expr::Record(
+            t.clone(),
+            fields
+                .iter()
+                .map(|(f, a)| (f.clone(), simplify(a)))
+                .collect(),
+        ),
     }
 }
 
@@ -61,6 +69,14 @@ pub fn substitute(e: &Expr, f: &mut dyn FnMut(&str) -> Option<Expr>) -> Expr {
             };
             Expr::Index(name, idx.iter().map(|a| substitute(a, f)).collect())
         }
+        Expr::Field(a, field) => Expr::Field(Box::new(substitute(a, f)), field.clone()),
+        Expr::Record(t, fields) => Expr::Record(
+            t.clone(),
+            fields
+                .iter()
+                .map(|(n, a)| (n.clone(), substitute(a, f)))
+                .collect(),
+        ),
     }
 }
 
@@ -73,7 +89,7 @@ pub fn eval_int(e: &Expr, env: &mut dyn FnMut(&str) -> Option<i64>) -> Option<i6
     match e {
         Expr::Int(v) => Some(*v),
         Expr::Bool(v) => Some(*v as i64),
-        Expr::Float(_) | Expr::Index(..) => None,
+        Expr::Float(_) | Expr::Index(..) | Expr::Field(..) | Expr::Record(..) => None,
         Expr::Sym(n) => env(n),
         Expr::Unary(op, a) => {
             let a = eval_int(a, env)?;
@@ -443,6 +459,8 @@ fn piecewise(e: &Expr) -> bool {
         Expr::Unary(_, a) => piecewise(a),
         Expr::Binary(_, a, b) => piecewise(a) || piecewise(b),
         Expr::Index(_, idx) => idx.iter().any(piecewise),
+        Expr::Field(a, _) => piecewise(a),
+        Expr::Record(_, fields) => fields.iter().any(|(_, a)| piecewise(a)),
     }
 }
 

@@ -91,6 +91,11 @@ pub fn expr_type(e: &Expr, lookup: &dyn Fn(&str) -> Option<DType>) -> Option<DTy
         Expr::Call(Func::Cast(to), _) => Some(*to),
         Expr::Call(_, args) => args.iter().fold(None, |acc, x| result_type_of(acc, t(x))),
         Expr::Ternary(_, a, b) => result_type_of(t(a), t(b)),
+        Expr::Field(a, f) => match t(a) {
+            Some(DType::Record(r)) => r.field(f),
+            _ => None,
+        },
+        Expr::Record(..) => None,
     }
 }
 

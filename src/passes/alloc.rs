@@ -511,6 +511,7 @@ fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
                         uses.interstate_name(n, &[path]);
                         ix.iter().for_each(|x| uses.interstate(x, &[path]));
                     }
+                    crate::ir::expr::Target::Field(n, _) => uses.interstate_name(n, &[path]),
                 }
             }
             Stmt::Expr(x) => uses.interstate(x, &[path]),

@@ -121,6 +121,8 @@ fn check_none_tests(sdfg: &Sdfg, e: &Expr, path: &str) -> Result<()> {
                 .or_else(|| find(sdfg, a))
                 .or_else(|| find(sdfg, b)),
             Expr::Index(_, idx) => idx.iter().find_map(|i| find(sdfg, i)),
+            Expr::Field(a, _) => find(sdfg, a),
+            Expr::Record(_, fields) => fields.iter().find_map(|(_, a)| find(sdfg, a)),
             Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => None,
         }
     }

@@ -233,6 +233,23 @@ def reference_past_end(d):
     ranges[0].update(start="3", end="6")
 
 
+def struct_unknown_field(d):
+    """The tasklet `unpack` reads `b.index`; struct `pair` has `idx` and `val`."""
+    d["nodes"][0]["nodes"][7]["attributes"]["code"]["string_data"] = "i_o = b.index\nv_o = b.val"
+
+
+def struct_wcr_sum(d):
+    """The argmax edges resolve with `a + b`: C++ has no `+` on a struct."""
+    for k in (3, 7):
+        d["nodes"][0]["edges"][k]["attributes"]["data"]["attributes"]["wcr"] = "(lambda a, b: (a + b))"
+
+
+def struct_pointer_field(d):
+    """`pair`'s field `val` becomes a pointer (fields held by value are scalars)."""
+    for a in ("best",):
+        d["attributes"]["_arrays"][a]["attributes"]["dtype"]["data"][1][1] = {"type": "pointer", "dtype": "float64"}
+
+
 def reference_used_before_set(d):
     """The two branches that set `b` copy into it instead: `use_b` reads it unset."""
     for n in d["nodes"]:
@@ -354,6 +371,10 @@ CASES = [
     ("reference_past_end", corpus_fixture("reference_set", reference_past_end), 1, "reference 's' spans 25 elements from element 26 of 'M', which has 48: past its end", "at /nodes/1/edges/1", "cpp"),
     # ... and one read before any state sets it (DaCe's validation refuses it too).
     ("reference_used_before_set", corpus_fixture("reference_set", reference_used_before_set), 1, "reference 'b' is used before it is set", "at /nodes/4/nodes/1", "cpp"),
+    # Structs held by value: a field the struct lacks, an operator C++ lacks on structs, a pointer field.
+    ("struct_unknown_field", corpus_fixture("struct_values", struct_unknown_field), 1, "struct 'pair' has no field 'index'", "at /nodes/0/nodes/7", "cpp"),
+    ("struct_wcr_sum", corpus_fixture("struct_values", struct_wcr_sum), 1, "write-conflict resolution '(lambda a, b: (a + b))' on 'best' of type pair (C++ has no such operator on a struct)", "at /nodes/0/edges/", "cpp"),
+    ("struct_pointer_field", corpus_fixture("struct_values", struct_pointer_field), 1, "field 'val' of struct 'pair': data type of kind 'pointer'", "at /attributes/_arrays/best/attributes/dtype/data/1/1", "check"),
 ]
 
 

@@ -151,8 +151,8 @@ fn device_arrays(
 /// parts of `$SDFGC_OFFLOAD_FILTER` when it is set); with
 /// `SDFGC_OFFLOAD_PROGRAMS=1` (not in CI: CI time) also the written
 /// programs' `program.sdfg`, `program.autoopt.sdfg` and `program.v2.sdfg`.
-/// Cases with the feature `stream`, `vector`, `structure` or `reference`
-/// are left out (CPU only).
+/// Cases with the feature `stream`, `vector`, `structure`, `struct_value`
+/// or `reference` are left out (CPU only).
 pub fn offload_variants() -> Vec<(PathBuf, String)> {
     let filter = std::env::var("SDFGC_OFFLOAD_FILTER").unwrap_or_default();
     let programs = std::env::var_os("SDFGC_OFFLOAD_PROGRAMS").is_some();
@@ -178,9 +178,9 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
             _ => false,
         };
         let path = d.join(n).to_string_lossy().to_string();
-        // Streams, consume scopes, vector types, structures and references
-        // are CPU only (refused by name on GPU targets).
-        let cpu_only = ["stream", "vector", "structure", "reference"]
+        // Streams, consume scopes, vector types, structures, structs held
+        // by value and references are CPU only (refused by name on GPU targets).
+        let cpu_only = ["stream", "vector", "structure", "struct_value", "reference"]
             .iter()
             .any(|f| has_feature(d, f));
         ok && !cpu_only && filter.split(',').any(|f| path.contains(f))

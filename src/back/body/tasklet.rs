@@ -84,6 +84,25 @@ impl Locals {
 }
 
 impl Scope<'_> {
+    /// The struct type named `n` among the types of the names in scope
+    /// (connectors, locals, the SDFG's containers).
+    fn record_named(&self, n: &str) -> Option<Record> {
+        let types = self.conns.values().map(|c| c.dtype);
+        let types = types.chain(self.locals.values().copied());
+        let types = types.chain(self.sdfg.arrays.values().map(|d| d.dtype));
+        types.into_iter().find_map(|t| match t {
+            DType::Record(r) if r.name() == n => Some(r),
+            _ => None,
+        })
+    }
+
+    /// Why struct fields or values in `e` cannot be written, if they cannot.
+    fn record_error(&self, e: &Expr) -> Option<String> {
+        crate::ir::record::record_error(e, &|n| Some(self.type_of_name(n)), &|n| {
+            self.record_named(n)
+        })
+    }
+
     fn type_of_name(&self, n: &str) -> DType {
         if let Some(c) = self.conns.get(n) {
             return c.dtype;
@@ -214,6 +233,11 @@ fn infer(e: &Expr, s: &Scope) -> DType {
             }
         }
         Expr::Ternary(_, a, b) => DType::promote(infer(a, s), infer(b, s)),
+        Expr::Field(a, f) => match infer(a, s) {
+            DType::Record(r) => r.field(f).unwrap_or(DType::Float64),
+            _ => DType::Float64,
+        },
+        Expr::Record(t, _) => s.record_named(t).map_or(DType::Float64, DType::Record),
     }
 }
 
@@ -235,6 +259,8 @@ pub(crate) fn visit_calls(e: &Expr, f: &mut dyn FnMut(Func, &[Expr])) {
             visit_calls(b, f);
         }
         Expr::Index(_, idx) => idx.iter().for_each(|i| visit_calls(i, f)),
+        Expr::Field(a, _) => visit_calls(a, f),
+        Expr::Record(_, fields) => fields.iter().for_each(|(_, a)| visit_calls(a, f)),
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => {}
     }
 }
@@ -264,6 +290,11 @@ fn pointer_tests(e: &Expr) -> Expr {
             Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
         }
         Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+        Expr::Field(a, f) => Expr::Field(Box::new(rec(a)), f.clone()),
+        Expr::Record(t, fields) => Expr::Record(
+            t.clone(),
+            fields.iter().map(|(f, a)| (f.clone(), rec(a))).collect(),
+        ),
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
     }
 }
@@ -432,6 +463,25 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
             Expr::Ternary(Box::new(rec(c)), Box::new(la), Box::new(lb))
         }
         Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+        Expr::Field(a, f) => Expr::Field(Box::new(rec(a)), f.clone()),
+        // Every field in declaration order (C++ aggregate initialization),
+        // converted to its type; a field not named is zero.
+        Expr::Record(t, fields) => match s.record_named(t) {
+            Some(r) => Expr::Record(
+                t.clone(),
+                r.fields()
+                    .iter()
+                    .map(|(f, ft)| {
+                        let v = match fields.iter().find(|(g, _)| g == f) {
+                            Some((_, v)) => cast_to(rec(v), infer(v, s), *ft),
+                            None => Expr::Call(Func::Cast(*ft), vec![Expr::Int(0)]),
+                        };
+                        (f.clone(), v)
+                    })
+                    .collect(),
+            ),
+            None => e.clone(),
+        },
         other => other.clone(),
     }
 }
@@ -992,6 +1042,9 @@ impl<'a> FnWriter<'a> {
                  it with nullptr, which only a pointer compares with)"
             ));
         }
+        if let Some(why) = s.own_exprs().iter().find_map(|e| scope.record_error(e)) {
+            return refuse(why);
+        }
         if s.own_exprs().iter().any(|e| complex_sign(e, &scope)) {
             return refuse(
                 "'sign' of a complex value (numpy 1, numpy 2 and DaCe's runtime each define \
@@ -1021,6 +1074,9 @@ impl<'a> FnWriter<'a> {
                         let lhs = match target {
                             Target::Name(n) => Expr::Sym(n.clone()),
                             Target::Index(n, i) => Expr::Index(n.clone(), i.clone()),
+                            Target::Field(n, f) => {
+                                Expr::Field(Box::new(Expr::Sym(n.clone())), f.clone())
+                            }
                         };
                         Expr::bin(*op, lhs, value.clone())
                     }
@@ -1029,6 +1085,13 @@ impl<'a> FnWriter<'a> {
                 let target_t = match target {
                     Target::Name(n) if !conns.contains_key(n) && !locals.types.contains_key(n) => t,
                     Target::Name(n) | Target::Index(n, _) => scope.type_of_name(n),
+                    Target::Field(n, f) => {
+                        let field = Expr::Field(Box::new(Expr::Sym(n.clone())), f.clone());
+                        if let Some(why) = scope.record_error(&field) {
+                            return refuse(why);
+                        }
+                        infer(&field, &scope)
+                    }
                 };
                 let value = if t.is_complex() && !target_t.is_complex() {
                     // A complex value stored into a real one keeps its real part (numpy).
@@ -1061,6 +1124,24 @@ impl<'a> FnWriter<'a> {
                             locals.declare(n, t);
                             format!("{} {n} = {rhs};", t.ctype())
                         }
+                    }
+                    Target::Field(n, f) => {
+                        match conns.get(n) {
+                            Some(c) if c.push.is_some() || c.pointer.is_some() => {
+                                return refuse(format!(
+                                    "assigns field '{f}' of the array or stream connector '{n}'"
+                                ));
+                            }
+                            None if !locals.types.contains_key(n) => {
+                                return refuse(format!(
+                                    "assigns field '{f}' of '{n}' before '{n}' has a value"
+                                ));
+                            }
+                            _ => {}
+                        }
+                        let field = Expr::Field(Box::new(Expr::Sym(n.clone())), f.clone());
+                        let lhs = self.tasklet_expr(&field, &scope);
+                        format!("{lhs} = {};", convert(&rhs, t, target_t))
                     }
                     Target::Index(n, idx) => {
                         let lhs = self.tasklet_expr(&Expr::Index(n.clone(), idx.clone()), &scope);
@@ -1484,7 +1565,7 @@ impl<'a> FnWriter<'a> {
                 };
                 let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
                 let body = if dtype.is_complex() {
-                    self.complex_wcr_body(w, dtype)
+                    self.typed_wcr_body(w, dtype)
                 } else {
                     w.body.clone()
                 };
@@ -1538,7 +1619,7 @@ impl<'a> FnWriter<'a> {
                     index: &index,
                     symbolic: false,
                 }
-                .print(&self.complex_wcr_body(w, dtype));
+                .print(&self.typed_wcr_body(w, dtype));
                 format!("{target} = {}({f});", dtype.ctype())
             }
         };
@@ -1549,9 +1630,51 @@ impl<'a> FnWriter<'a> {
         }
     }
 
-    /// The lambda body of a write-conflict resolution on complex data, with
-    /// its operands converted like tasklet code (both parameters of `dtype`).
-    fn complex_wcr_body(&self, w: &Wcr, dtype: DType) -> Expr {
+    /// A write-conflict resolution into a struct held by value: the lambda
+    /// (its struct values built in declaration order) assigned whole, in a
+    /// critical section where threads may meet (as DaCe's `wcr_custom`
+    /// falls back to for types without atomics).
+    fn record_wcr_update(
+        &self,
+        w: &Wcr,
+        target: &str,
+        value: &str,
+        dtype: DType,
+        atomic: bool,
+    ) -> String {
+        let update = if w.kind == WcrKind::Replace {
+            format!("{target} = {value};")
+        } else {
+            let (a, b) = (&w.params.0, &w.params.1);
+            let name = |n: &str| {
+                if n == a {
+                    target.to_string()
+                } else if n == b {
+                    cexpr::wrap(value)
+                } else {
+                    n.to_string()
+                }
+            };
+            let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
+            let f = CExprPrinter {
+                name: &name,
+                index: &index,
+                symbolic: false,
+            }
+            .print(&self.typed_wcr_body(w, dtype));
+            format!("{target} = {f};")
+        };
+        if atomic && w.kind != WcrKind::Replace {
+            format!("#pragma omp critical\n{update}")
+        } else {
+            update
+        }
+    }
+
+    /// The lambda body of a write-conflict resolution on complex data or
+    /// structs, with its operands converted like tasklet code (both
+    /// parameters of `dtype`).
+    fn typed_wcr_body(&self, w: &Wcr, dtype: DType) -> Expr {
         let locals: BTreeMap<String, DType> = [&w.params.0, &w.params.1]
             .into_iter()
             .map(|p| (p.clone(), dtype))
@@ -1580,6 +1703,9 @@ impl<'a> FnWriter<'a> {
         }
         if dtype.is_complex() {
             return self.complex_wcr_update(w, target, value, dtype, atomic);
+        }
+        if let DType::Record(_) = dtype {
+            return self.record_wcr_update(w, target, value, dtype, atomic);
         }
         let op = match w.kind {
             WcrKind::Sum => Some("+="),
@@ -1700,6 +1826,11 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
                 Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
             }
             Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+            Expr::Field(a, f) => Expr::Field(Box::new(rec(a)), f.clone()),
+            Expr::Record(t, fields) => Expr::Record(
+                t.clone(),
+                fields.iter().map(|(f, a)| (f.clone(), rec(a))).collect(),
+            ),
             Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
         }
     }
@@ -1716,6 +1847,7 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
                     Target::Index(n, idx) => {
                         Target::Index(n.clone(), idx.iter().map(|i| expr(i, conns)).collect())
                     }
+                    Target::Field(n, f) => Target::Field(n.clone(), f.clone()),
                 },
                 op: *op,
                 value: expr(value, conns),

@@ -1183,6 +1183,44 @@ fn struct_definitions(all: &[&Sdfg]) -> Result<String> {
             }
         }
     }
+    // Structs held by value (their fields are scalars), by name.
+    let mut records = std::collections::BTreeMap::new();
+    for s in all {
+        for d in s.arrays.values() {
+            if let DType::Record(r) = d.dtype {
+                match records.insert(r.name(), r) {
+                    Some(q) if q != r => {
+                        return Err(Error::unsupported(
+                            &d.path,
+                            format!("two different struct types named '{}'", r.name()),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let record_types: Vec<StructType> = records
+        .values()
+        .map(|r| StructType {
+            name: r.name().to_string(),
+            fields: r
+                .fields()
+                .iter()
+                .map(|(f, t)| (f.clone(), t.ctype().to_string()))
+                .collect(),
+            uses: Vec::new(),
+        })
+        .collect();
+    for t in &record_types {
+        if types.iter().any(|u| u.name == t.name) {
+            return Err(Error::unsupported(
+                &all[0].path,
+                format!("a structure and a struct type both named '{}'", t.name),
+            ));
+        }
+        types.push(t);
+    }
     let mut out = String::new();
     let mut done: Vec<&str> = Vec::new();
     while done.len() < types.len() {
@@ -1219,6 +1257,17 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> R
         &members,
     )?;
     let gpu = gpu.is_some();
+    if gpu
+        && let Some((n, d)) = all
+            .iter()
+            .flat_map(|s| s.arrays.iter())
+            .find(|(_, d)| matches!(d.dtype, DType::Record(_)))
+    {
+        return Err(Error::unsupported(
+            &d.path,
+            format!("data '{n}' of struct type '{}' on a GPU target", d.dtype),
+        ));
+    }
     if gpu && let Some(s) = all.iter().find(|s| !s.struct_types.is_empty()) {
         return Err(Error::unsupported(
             &s.path,

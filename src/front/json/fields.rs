@@ -209,18 +209,9 @@ fn scalar_dtype(v: &Json, path: &str) -> Result<DType> {
                 "opaque" if o.get("ctype").and_then(Json::as_str) == Some("MPI_Request") => {
                     Ok(DType::MpiRequest)
                 }
-                // A structure's element type (connectors of nested SDFGs
-                // that take one: `pointer` to it).
-                "struct" => match o.get("name").and_then(Json::as_str) {
-                    Some(n)
-                        if !n.is_empty()
-                            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                            && !n.starts_with(|c: char| c.is_ascii_digit()) =>
-                    {
-                        Ok(DType::Struct(StructName::new(n)))
-                    }
-                    _ => Err(Error::unsupported(path, "a struct type without a C name")),
-                },
+                // A struct held by value (an array's or a scalar's element);
+                // behind a `pointer`, a structure ([`conn_type`]).
+                "struct" => record(o, path),
                 _ => Err(Error::unsupported(path, format!("data type of kind '{t}'"))),
             }
         }
@@ -229,6 +220,64 @@ fn scalar_dtype(v: &Json, path: &str) -> Result<DType> {
             format!("expected a data type, found {}", kind_of(other)),
         )),
     }
+}
+
+/// The C name of a struct type (`{"type": "struct", "name": ...}`).
+fn struct_name<'a>(o: &'a crate::front::tree::Object<'a>, path: &str) -> Result<&'a str> {
+    match o.get("name").and_then(Json::as_str) {
+        Some(n)
+            if !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with(|c: char| c.is_ascii_digit()) =>
+        {
+            Ok(n)
+        }
+        _ => Err(Error::unsupported(path, "a struct type without a C name")),
+    }
+}
+
+/// A struct held by value: DaCe's `dtypes.struct` (`"data"`: its fields
+/// as `[name, type]` pairs, in order). Fields must be scalars; a field that
+/// is a pointer, a vector or another struct is refused by name.
+fn record(o: &crate::front::tree::Object<'_>, path: &str) -> Result<DType> {
+    let name = struct_name(o, path)?;
+    let dp = ptr(path, "data");
+    let data = o
+        .get("data")
+        .and_then(Json::as_array)
+        .ok_or_else(|| Error::format(&dp, format!("struct '{name}' without a list of fields")))?;
+    let mut fields = Vec::new();
+    for (i, f) in data.iter().enumerate() {
+        let fp = ptr(&dp, i);
+        let (fname, ftype) = match f.as_array() {
+            Some([Json::String(n), t]) => (n, t),
+            _ => return Err(Error::format(&fp, "expected a [name, type] pair")),
+        };
+        let t = dtype(ftype, &ptr(&fp, 1)).map_err(|mut e| {
+            e.message = format!("field '{fname}' of struct '{name}': {}", e.message);
+            e
+        })?;
+        if t.is_opaque() || t.is_complex() || t == DType::Float16 {
+            return Err(Error::unsupported(
+                &fp,
+                format!("field '{fname}' of struct '{name}' of type {t} (fields are scalars)"),
+            ));
+        }
+        if fields.iter().any(|(n, _): &(String, DType)| n == fname) {
+            return Err(Error::format(
+                &fp,
+                format!("struct '{name}' names field '{fname}' twice"),
+            ));
+        }
+        fields.push((fname.to_string(), t));
+    }
+    if fields.is_empty() {
+        return Err(Error::unsupported(
+            path,
+            format!("struct '{name}' without fields"),
+        ));
+    }
+    Ok(DType::Record(Record::new(name, fields)))
 }
 
 /// Whether a symbol's type is DaCe's `callback` (`{"type": "callback", ...}`).
@@ -303,7 +352,17 @@ pub(super) fn conn_type(v: &Json, path: &str) -> Result<ConnType> {
         Json::Null => Ok(ConnType::Unknown),
         Json::Object(o) if o.get("type").and_then(Json::as_str) == Some("pointer") => {
             let inner = o.get("dtype").unwrap_or(&Json::Null);
-            Ok(ConnType::Pointer(dtype(inner, &ptr(path, "dtype"))?))
+            let ip = ptr(path, "dtype");
+            // A pointer to a struct is a structure (connectors of nested
+            // SDFGs that take one).
+            if let Json::Object(io) = inner
+                && io.get("type").and_then(Json::as_str) == Some("struct")
+            {
+                return Ok(ConnType::Pointer(DType::Struct(StructName::new(
+                    struct_name(io, &ip)?,
+                ))));
+            }
+            Ok(ConnType::Pointer(dtype(inner, &ip)?))
         }
         other => Ok(match vdtype(other, path)? {
             (t, 1) => ConnType::Scalar(t),

@@ -23,7 +23,7 @@ pub fn parse_wcr(text: &str, path: &str) -> Result<Wcr> {
     }
     let (a, b) = (params[0].to_string(), params[1].to_string());
     let body =
-        python::parse_expr(body).map_err(|e| py_err(e, path, "write-conflict resolution"))?;
+        python::parse_wcr_body(body).map_err(|e| py_err(e, path, "write-conflict resolution"))?;
     let kind = classify_wcr(&a, &b, &body);
     Ok(Wcr {
         text: text.to_string(),

@@ -51,7 +51,18 @@ impl std::error::Error for PyError {}
 
 /// Parses one expression (surrounding whitespace, newlines and comments allowed).
 pub fn parse_expr(src: &str) -> Result<Expr, PyError> {
+    expression(Parser::new(src)?)
+}
+
+/// Parses the body of a write-conflict resolution lambda: an expression
+/// that may also read struct fields and build struct values.
+pub fn parse_wcr_body(src: &str) -> Result<Expr, PyError> {
     let mut p = Parser::new(src)?;
+    p.records = true;
+    expression(p)
+}
+
+fn expression(mut p: Parser<'_>) -> Result<Expr, PyError> {
     p.skip_newlines();
     if p.peek() == Tok::Eof {
         return Err(p.err_here("empty expression".into()));
@@ -97,6 +108,7 @@ pub fn parse_tasklet_calling<'a>(
 ) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
     p.tasklet = true;
+    p.records = true;
     p.callbacks = callbacks;
     let out = p.statements_until(Tok::Eof)?;
     p.finish()?;
@@ -138,6 +150,9 @@ struct Parser<'a> {
     nesting: usize,
     /// Tasklet code: blocks allowed, comparison chains as in C++.
     tasklet: bool,
+    /// Struct values allowed (tasklet code and write-conflict lambdas):
+    /// `x.field` is [`Expr::Field`], `T(a=x, b=y)` is [`Expr::Record`].
+    records: bool,
     /// Open `if`/`for` blocks (see [`MAX_BLOCKS`]).
     blocks: usize,
     /// `None` literals not (yet) folded into an `is None` test, by the
@@ -183,6 +198,8 @@ fn misplaced_statement_call(e: &Expr, top: bool) -> Option<Func> {
         Expr::Binary(_, a, b) => below(a).or_else(|| below(b)),
         Expr::Ternary(c, a, b) => below(c).or_else(|| below(a)).or_else(|| below(b)),
         Expr::Index(_, idx) => idx.iter().find_map(below),
+        Expr::Field(a, _) => below(a),
+        Expr::Record(_, fields) => fields.iter().find_map(|(_, a)| below(a)),
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => None,
     }
 }
@@ -266,6 +283,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             nesting: 0,
             tasklet: false,
+            records: false,
             blocks: 0,
             nones: BTreeMap::new(),
             lambdas: vec![Vec::new()],
@@ -664,6 +682,10 @@ impl<'a> Parser<'a> {
                 let target = match e {
                     Expr::Index(n, idx) => Target::Index(n, idx),
                     Expr::Sym(n) => Target::Name(n),
+                    Expr::Field(base, f) if matches!(*base, Expr::Sym(_)) => {
+                        let Expr::Sym(n) = *base else { unreachable!() };
+                        Target::Field(n, f)
+                    }
                     _ => {
                         return Err(Self::err_at(
                             &start,
@@ -1206,6 +1228,15 @@ impl<'a> Parser<'a> {
                         {
                             Func::Conj
                         }
+                        Tok::Name(a) if self.records && !KEYWORDS.contains(&a) => {
+                            self.bump();
+                            self.bump();
+                            let (depth, inner) = (e.depth + 1, e.expr);
+                            e = self.located(node(depth, move || {
+                                Expr::Field(Box::new(inner), a.to_string())
+                            }))?;
+                            continue;
+                        }
                         _ => return Err(self.construct("attribute access")),
                     };
                     self.bump();
@@ -1391,6 +1422,13 @@ impl<'a> Parser<'a> {
                 self.bump();
                 return Ok(Tree::leaf(Expr::Sym(format!("{n}.{attr}"))));
             }
+            if self.records && !attr.is_empty() && !KEYWORDS.contains(&attr) {
+                // A field of a struct value; more `.f` and `[i]` follow in `primary`.
+                self.bump();
+                self.bump();
+                let field = Expr::Field(Box::new(Expr::Sym(n.to_string())), attr.to_string());
+                return self.located(node(2, || field));
+            }
             return Err(self.construct(&format!("attribute access '{n}.{attr}'")));
         }
         while MODULES.contains(&last) && self.is_punct(Punct::Dot) {
@@ -1455,6 +1493,11 @@ impl<'a> Parser<'a> {
         if name == "decltype" {
             return self.decltype_cast(at);
         }
+        if self.records
+            && let (Tok::Name(_), Tok::Punct(Punct::Assign)) = (self.peek_at(1), self.peek_at(2))
+        {
+            return self.record_call(name);
+        }
         self.bump(); // (
         let mut args = Vec::new();
         loop {
@@ -1479,6 +1522,45 @@ impl<'a> Parser<'a> {
             }
         }
         resolve_call(name, args).map_err(|m| Self::err_at(at, m))
+    }
+
+    /// `T(a=x, b=y)`: a struct value from its fields, all named (what a
+    /// field is and what `T` is, the writer checks against the SDFG's types).
+    fn record_call(&mut self, name: &str) -> Result<Tree, PyError> {
+        self.bump(); // (
+        let (mut fields, mut depth) = (Vec::<(String, Expr)>::new(), 1);
+        while !self.eat(Punct::RParen) {
+            let at = self.toks[self.pos];
+            let field = match (self.peek(), self.peek_at(1)) {
+                (Tok::Name(k), Tok::Punct(Punct::Assign)) => k.to_string(),
+                _ => {
+                    return Err(self.construct(&format!(
+                        "a positional argument after keyword arguments in '{name}(...)'"
+                    )));
+                }
+            };
+            if fields.iter().any(|(f, _)| *f == field) {
+                return Err(Self::err_at(
+                    &at,
+                    format!("keyword argument '{field}' repeated"),
+                ));
+            }
+            self.bump();
+            self.bump();
+            let v = self.expr()?;
+            depth = depth.max(v.depth + 1);
+            fields.push((field, v.expr));
+            if !self.eat(Punct::Comma) {
+                self.expect(Punct::RParen)?;
+                break;
+            }
+        }
+        // DaCe's Python frontend names the constructor `__DACESTRUCT_<type>`.
+        let name = name
+            .strip_prefix("__DACESTRUCT_")
+            .unwrap_or(name)
+            .to_string();
+        self.located(node(depth, move || Expr::Record(name, fields)))
     }
 
     /// DaCe's `decltype(name)(x)` (its Python frontend writes it in tasklets,
@@ -1608,6 +1690,14 @@ fn bind_params(body: &Expr, bind: &[(&str, &Expr)]) -> Result<Expr, String> {
         Expr::Ternary(c, a, b) => {
             Expr::Ternary(Box::new(rec(c)?), Box::new(rec(a)?), Box::new(rec(b)?))
         }
+        Expr::Field(a, f) => Expr::Field(Box::new(rec(a)?), f.clone()),
+        Expr::Record(t, fields) => Expr::Record(
+            t.clone(),
+            fields
+                .iter()
+                .map(|(f, a)| Ok((f.clone(), rec(a)?)))
+                .collect::<Result<_, String>>()?,
+        ),
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) => body.clone(),
     })
 }

@@ -734,5 +734,7 @@ pub(super) fn rename_expr(e: &mut Expr, to: &BTreeMap<String, String>) {
             }
             idx.iter_mut().for_each(|a| rename_expr(a, to));
         }
+        Expr::Field(a, _) => rename_expr(a, to),
+        Expr::Record(_, fields) => fields.iter_mut().for_each(|(_, a)| rename_expr(a, to)),
     }
 }
