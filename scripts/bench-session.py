@@ -14,7 +14,10 @@ Each generator runs pytest in its own fresh copy of the suite, with a fresh
 gt4py build cache, DaCe's build folders inside it, a fresh sdfgc cache
 (library cache, precompiled header and loader stub are all built inside
 the session) and ccache off. The sdfgc run goes first, so whatever the
-operating system's file cache gives a second run goes to DaCe's. The load
+operating system's file cache gives a second run goes to DaCe's.
+`--sdfgc-cache DIR` reuses an earlier run's sdfgc cache instead: with every
+library a copy, the session's wall clock is what gt4py and DaCe spend
+outside sdfgc and the compiler (the floor no code generator goes below). The load
 average is sampled every 30 s: numbers taken on a busy machine say so.
 
 Writes `summary.json` and `summary.md` under `--out`: per generator the wall
@@ -81,7 +84,7 @@ def run(gen, args, venv, pytest_args):
         PATH=f"{venv}/bin:{env['PATH']}",
         GT4PY_BUILD_CACHE_LIFETIME="persistent",
         GT4PY_BUILD_CACHE_DIR=str(work / "gt4py-cache"),
-        SDFGC_CACHE_DIR=str(work / "sdfgc-cache"),
+        SDFGC_CACHE_DIR=args.sdfgc_cache or str(work / "sdfgc-cache"),
         CCACHE_DISABLE="1",
     )
     if gen == "sdfgc":
@@ -116,6 +119,9 @@ def main():
     ap.add_argument("--venv", default=str(ROOT / "build" / "venv-gt4py"))
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-session"))
     ap.add_argument("--no-install", action="store_true")
+    ap.add_argument("--sdfgc-cache", default=None, metavar="DIR",
+                    help="sdfgc's cache to use instead of a fresh one (an earlier run's: every "
+                         "library a copy, what is left is gt4py's and DaCe's own work)")
     ap.add_argument("pytest_args", nargs="*", help=f"default: {FFRONT} -k dace_cpu")
     args = ap.parse_args()
     venv = Path(args.venv)

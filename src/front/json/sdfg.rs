@@ -51,7 +51,7 @@ impl Reader {
         let flat = structure::flatten(self, av, &arrp)?;
         for (k, d) in entries(av, "_arrays") {
             let p = ptr(&arrp, k);
-            if matches!(type_of(d, &p)?, "Structure" | "StructureView") {
+            if matches!(type_of(d, &p)?, "Structure" | "StructureView" | "Tensor") {
                 continue;
             }
             match distributed::descriptor(type_of(d, &p)?, d, &p)? {
@@ -143,11 +143,7 @@ impl Reader {
             "ArrayReference" | "Reference" => DataKind::Reference,
             "ContainerArray" => DataKind::Array,
             "ContainerView" => DataKind::View,
-            "Structure"
-            | "StructureView"
-            | "StructureReference"
-            | "ContainerArrayReference"
-            | "Tensor" => {
+            "Structure" | "StructureView" | "StructureReference" | "ContainerArrayReference" => {
                 return Err(Error::unsupported(
                     path,
                     format!(

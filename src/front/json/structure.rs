@@ -63,7 +63,9 @@ pub(super) fn flatten(r: &mut Reader, av: Option<&Json>, arrp: &str) -> Result<F
             stype_types(r, &mut f, &taken, d, &p, k)?;
             continue;
         }
-        if !matches!(t, "Structure" | "StructureView") {
+        // A `Tensor` is a Structure whose members DaCe derives from its
+        // sparse format (`order`, `dim_sizes`, `values`, `idx<k>_pos`, ...).
+        if !matches!(t, "Structure" | "StructureView" | "Tensor") {
             continue;
         }
         let view = t == "StructureView";
@@ -326,6 +328,14 @@ fn structure(
             parent: cname.to_string(),
             field: mname.to_string(),
         });
+        // A member that is a symbolic expression (a Tensor's `value_count`):
+        // a scalar field of the struct that no container holds; its type
+        // is the struct type's (DaCe's `symtype`, int32 where unnamed).
+        if matches!(pair[1], Json::String(_) | Json::Number(_)) {
+            let t = struct_field_type(av, mname, &ptr(&ap, "dtype"))?.unwrap_or(DType::Int32);
+            fields.push((mname.to_string(), t.ctype().to_string()));
+            continue;
+        }
         let t = type_of(&pair[1], &p)?;
         match t {
             "Structure" => {
@@ -395,6 +405,25 @@ fn structure(
     f.structs
         .insert(cname.to_string(), (names, transient, view));
     Ok(tname)
+}
+
+/// The type of field `name` in a structure's own struct type
+/// (`dtype`: a pointer to a struct whose `data` lists `[name, type]`).
+fn struct_field_type(av: Option<&Json>, name: &str, path: &str) -> Result<Option<DType>> {
+    let data = member(av, "dtype")
+        .and_then(|d| d.get("dtype"))
+        .and_then(|d| d.get("data"))
+        .and_then(Json::as_array)
+        .unwrap_or(&[]);
+    for (i, f) in data.iter().enumerate() {
+        if let Some([Json::String(n), t]) = f.as_array()
+            && n == name
+        {
+            let fp = ptr(&ptr(&ptr(&ptr(path, "dtype"), "data"), i), 1);
+            return dtype(t, &fp).map(Some);
+        }
+    }
+    Ok(None)
 }
 
 /// Renames `A.member` to its container in every string of an SDFG's graph
