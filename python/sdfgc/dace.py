@@ -92,6 +92,10 @@ def _prepare_like_dace(sdfg):
 
 # Packages whose library nodes sdfgc expands itself (or refuses by name).
 _LIBRARY_PACKAGES = ("dace", "gt4py")
+# ... except these modules of theirs, whose nodes expand by their own Python
+# as user nodes do: DaCe's Stencil node (its "pure" expansion, maps and
+# tasklets, is what DaCe's generator compiles on the CPU).
+_PYTHON_EXPANDED = ("dace.libraries.stencil",)
 
 
 def _expand_user_library_nodes(sdfg):
@@ -100,13 +104,16 @@ def _expand_user_library_nodes(sdfg):
     with `dace.library.register_expansion`) expand by running their Python:
     DaCe's generator expands them in place, and so does this, before sdfgc
     sees the SDFG (a class that sdfgc cannot know of would be refused). The
-    nodes of DaCe's and gt4py's libraries stay for sdfgc. An expansion that
+    nodes of DaCe's and gt4py's libraries stay for sdfgc, but for
+    `_PYTHON_EXPANDED`'s (DaCe's Stencil). An expansion that
     fails raises as it does under DaCe's generator."""
     from dace.sdfg import nodes
 
     def user(node):
-        return (isinstance(node, nodes.LibraryNode)
-                and type(node).__module__.split(".")[0] not in _LIBRARY_PACKAGES)
+        module = type(node).__module__
+        return isinstance(node, nodes.LibraryNode) and (
+            module.split(".")[0] not in _LIBRARY_PACKAGES
+            or any(module == m or module.startswith(m + ".") for m in _PYTHON_EXPANDED))
 
     while True:  # an expansion may make further user nodes
         found = [(n, st) for n, st in sdfg.all_nodes_recursive() if user(n)]

@@ -656,8 +656,17 @@ impl<'a> FnWriter<'a> {
                 } else {
                     format!("[[maybe_unused]] {cv}")
                 };
+                // An element the code reads only under a condition is bound
+                // by reference, as DaCe binds it: it is read only when the
+                // condition holds (it may lie past the data's end otherwise).
+                let by_ref = !stream
+                    && cv == "const "
+                    && dtype == d.dtype
+                    && t.code.language == Language::Python
+                    && read_only_conditionally(&t.stmts, c);
+                let amp = if by_ref { " &" } else { " " };
                 self.out
-                    .line(format!("{cv}{} {var} = {value};", dtype.ctype()));
+                    .line(format!("{cv}{}{amp}{var} = {value};", dtype.ctype()));
                 conns.insert(
                     c.clone(),
                     Conn {
@@ -1882,6 +1891,70 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
             Stmt::Callback { .. } => s.clone(),
         })
         .collect()
+}
+
+/// Whether tasklet code reads `name` only where a condition has decided to:
+/// in an `if` body or loop body, a branch of a conditional expression, or
+/// the right operand of `and` / `or`, never where every run evaluates it
+/// (and at least once). DaCe binds inputs as references (`const T &x =
+/// a[i];`), so such a read happens only when the code gets there; the
+/// stencil expansions guard reads past an array's edge that way.
+fn read_only_conditionally(stmts: &[Stmt], name: &str) -> bool {
+    /// (read anywhere, read where every run evaluates it)
+    fn expr(e: &Expr, name: &str, cond: bool, seen: &mut (bool, bool)) {
+        if let Expr::Sym(n) | Expr::Index(n, _) = e
+            && n == name
+        {
+            seen.0 = true;
+            seen.1 |= !cond;
+        }
+        let mut rec = |x: &Expr, c: bool| expr(x, name, c, seen);
+        match e {
+            Expr::Index(_, idx) => idx.iter().for_each(|i| rec(i, cond)),
+            Expr::Ternary(c, a, b) => {
+                rec(c, cond);
+                rec(a, true);
+                rec(b, true);
+            }
+            Expr::Binary(BinaryOp::And | BinaryOp::Or, a, b) => {
+                rec(a, cond);
+                rec(b, true);
+            }
+            Expr::Binary(_, a, b) => {
+                rec(a, cond);
+                rec(b, cond);
+            }
+            Expr::Unary(_, a) | Expr::Field(a, _) => rec(a, cond),
+            Expr::Call(_, args) => args.iter().for_each(|a| rec(a, cond)),
+            Expr::Record(_, fields) => fields.iter().for_each(|(_, a)| rec(a, cond)),
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => {}
+        }
+    }
+    fn block(stmts: &[Stmt], name: &str, cond: bool, seen: &mut (bool, bool)) {
+        for s in stmts {
+            if let Stmt::Assign {
+                target: Target::Name(n) | Target::Field(n, _),
+                op: Some(_),
+                ..
+            } = s
+                && n == name
+            {
+                seen.0 = true;
+                seen.1 |= !cond;
+            }
+            for e in s.own_exprs() {
+                expr(e, name, cond, seen);
+            }
+            // The bodies of `if` and `for` (which may run no iteration).
+            let nested = !matches!(s, Stmt::If { .. } | Stmt::For { .. });
+            for c in s.children() {
+                block(std::slice::from_ref(c), name, cond || !nested, seen);
+            }
+        }
+    }
+    let mut seen = (false, false);
+    block(stmts, name, false, &mut seen);
+    seen.0 && !seen.1
 }
 
 /// Whether tasklet code reads `name` as a value (not only assigns it).
