@@ -161,6 +161,18 @@ def array_arg(name, value, role, file=None):
     return entry
 
 
+def data_arg(d, name, value, role, scalar=False):
+    """A case.json `args` entry for an array (or, `scalar`, a scalar passed
+    by value) named `name`; its input is written to `d` as NAME.in.bin
+    unless `role` is 'out'."""
+    entry = {'name': name, 'dtype': str(value.dtype), 'shape': list(value.shape),
+             'kind': 'scalar' if scalar else 'array', 'role': role}
+    if role != 'out':
+        entry['file'] = f'{name}.in.bin'
+        value.tofile(os.path.join(d, entry['file']))
+    return entry
+
+
 def write_array_args(d, names, inputs, outputs):
     """Writes each named array (from `inputs`, else `outputs`) to `d` as
     NAME.in.bin / NAME.out.bin; returns their case.json `args` entries."""

@@ -34,7 +34,7 @@ import numpy as np
 import dace
 from dace import Memlet
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import data_arg as fixture_arg, merge_variant, scratch_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'structure_members'
@@ -130,12 +130,7 @@ def main():
     assert fields(code, 'Mesh') == ['vals', 'idx', 'shift', 'p'], fields(code, 'Mesh')
 
     def data_arg(name, value, role, scalar=False):
-        entry = {'name': name, 'dtype': str(value.dtype), 'shape': list(value.shape),
-                 'kind': 'scalar' if scalar else 'array', 'role': role}
-        if role != 'out':
-            entry['file'] = f'{name}.in.bin'
-            value.tofile(os.path.join(OUT, entry['file']))
-        return entry
+        return fixture_arg(OUT, name, value, role, scalar)
 
     args = [
         {'name': 'S', 'kind': 'struct', 'ctype': 'Mesh', 'role': 'inout',

@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import dace
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import data_arg as fixture_arg, merge_variant, scratch_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'tensor_csr'
@@ -87,12 +87,7 @@ def main():
     sdfg.save(os.path.join(OUT, VARIANT))
 
     def data_arg(name, value, role, scalar=False):
-        entry = {'name': name, 'dtype': str(value.dtype), 'shape': list(value.shape),
-                 'kind': 'scalar' if scalar else 'array', 'role': role}
-        if role != 'out':
-            entry['file'] = f'{name}.in.bin'
-            value.tofile(os.path.join(OUT, entry['file']))
-        return entry
+        return fixture_arg(OUT, name, value, role, scalar)
 
     members = ['order', 'dim_sizes', 'value_count', 'values', 'idx1_pos', 'idx1_crd']
     args = [

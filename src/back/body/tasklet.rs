@@ -1562,28 +1562,12 @@ impl<'a> FnWriter<'a> {
             WcrKind::Max if native_minmax => format!("atomicMax(&{target}, {ct}({value}));"),
             WcrKind::Replace => format!("{target} = {value};"),
             _ => {
-                let (a, b) = (&w.params.0, &w.params.1);
-                let name = |n: &str| {
-                    if n == a {
-                        "__old".to_string()
-                    } else if n == b {
-                        "__val".to_string()
-                    } else {
-                        n.to_string()
-                    }
-                };
-                let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
                 let body = if dtype.is_complex() {
                     self.typed_wcr_body(w, dtype)
                 } else {
                     w.body.clone()
                 };
-                let f = CExprPrinter {
-                    name: &name,
-                    index: &index,
-                    symbolic: false,
-                }
-                .print(&body);
+                let f = print_wcr(w, &body, "__old", "__val");
                 format!(
                     "sdfgc_gpu_atomic_update(&{target}, {ct}({value}), []({ct} __old, {ct} __val) {{ return {ct}({f}); }});"
                 )
@@ -1604,17 +1588,6 @@ impl<'a> FnWriter<'a> {
         atomic: bool,
     ) -> String {
         let value = format!("{}({value})", dtype.ctype());
-        let (a, b) = (&w.params.0, &w.params.1);
-        let name = |n: &str| {
-            if n == a {
-                target.to_string()
-            } else if n == b {
-                value.clone()
-            } else {
-                n.to_string()
-            }
-        };
-        let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
         let update = match w.kind {
             WcrKind::Replace => format!("{target} = {value};"),
             WcrKind::Sum if atomic => {
@@ -1623,20 +1596,11 @@ impl<'a> FnWriter<'a> {
             WcrKind::Sum => format!("{target} += {value};"),
             WcrKind::Product => format!("{target} *= {value};"),
             _ => {
-                let f = CExprPrinter {
-                    name: &name,
-                    index: &index,
-                    symbolic: false,
-                }
-                .print(&self.typed_wcr_body(w, dtype));
+                let f = print_wcr(w, &self.typed_wcr_body(w, dtype), target, &value);
                 format!("{target} = {}({f});", dtype.ctype())
             }
         };
-        if atomic && w.kind != WcrKind::Replace {
-            format!("#pragma omp critical\n{update}")
-        } else {
-            update
-        }
+        critical_unless_replace(update, w, atomic)
     }
 
     /// A write-conflict resolution into a struct held by value: the lambda
@@ -1654,30 +1618,13 @@ impl<'a> FnWriter<'a> {
         let update = if w.kind == WcrKind::Replace {
             format!("{target} = {value};")
         } else {
-            let (a, b) = (&w.params.0, &w.params.1);
-            let name = |n: &str| {
-                if n == a {
-                    target.to_string()
-                } else if n == b {
-                    cexpr::wrap(value)
-                } else {
-                    n.to_string()
-                }
-            };
-            let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
-            let f = CExprPrinter {
-                name: &name,
-                index: &index,
-                symbolic: false,
-            }
-            .print(&self.typed_wcr_body(w, dtype));
-            format!("{target} = {f};")
+            let body = self.typed_wcr_body(w, dtype);
+            format!(
+                "{target} = {};",
+                print_wcr(w, &body, target, &cexpr::wrap(value))
+            )
         };
-        if atomic && w.kind != WcrKind::Replace {
-            format!("#pragma omp critical\n{update}")
-        } else {
-            update
-        }
+        critical_unless_replace(update, w, atomic)
     }
 
     /// The lambda body of a write-conflict resolution on complex data or
@@ -1740,25 +1687,7 @@ impl<'a> FnWriter<'a> {
                 body
             };
         }
-        let (a, b) = (&w.params.0, &w.params.1);
-        let combine = |old: &str, new: &str| {
-            let name = |n: &str| {
-                if n == a {
-                    old.to_string()
-                } else if n == b {
-                    new.to_string()
-                } else {
-                    n.to_string()
-                }
-            };
-            let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
-            CExprPrinter {
-                name: &name,
-                index: &index,
-                symbolic: false,
-            }
-            .print(&w.body)
-        };
+        let combine = |old: &str, new: &str| print_wcr(w, &w.body, old, new);
         match (w.kind, atomic) {
             (WcrKind::Replace, _) => format!("{target} = {value};"),
             (WcrKind::Min, true) => {
@@ -1776,6 +1705,37 @@ impl<'a> FnWriter<'a> {
             }
             (_, false) => format!("{target} = {};", combine(target, &cexpr::wrap(value))),
         }
+    }
+}
+
+/// A write-conflict lambda's `body` printed with its first parameter
+/// spelled `old` and its second `new`.
+fn print_wcr(w: &Wcr, body: &Expr, old: &str, new: &str) -> String {
+    let name = |n: &str| {
+        if n == w.params.0 {
+            old.to_string()
+        } else if n == w.params.1 {
+            new.to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    let index = |n: &str, idx: &[String]| format!("{n}[{}]", idx.join("]["));
+    CExprPrinter {
+        name: &name,
+        index: &index,
+        symbolic: false,
+    }
+    .print(body)
+}
+
+/// `update` in a critical section where parallel iterations may meet
+/// (`atomic`), unless it only replaces the value.
+fn critical_unless_replace(update: String, w: &Wcr, atomic: bool) -> String {
+    if atomic && w.kind != WcrKind::Replace {
+        format!("#pragma omp critical\n{update}")
+    } else {
+        update
     }
 }
 
