@@ -132,17 +132,17 @@ fn in_call_heap(path: &Path, opts: &CompileOptions) -> Result<bool, String> {
 }
 
 /// Every CPU case in every mode; with `$SDFGC_CORPUS_FILTER` only the cases
-/// whose folder name contains it (`SDFGC_CORPUS_FILTER=stream_ cargo test
+/// whose `folder/variant` contains it (`SDFGC_CORPUS_FILTER=stream_ cargo test
 /// --test run_corpus every_cpu`: a quick check of one family).
 #[test]
 fn every_cpu_case_passes_in_every_mode() {
     let filter = std::env::var("SDFGC_CORPUS_FILTER").ok();
     let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = cpu_variants()
         .into_iter()
-        .filter(|(d, _)| {
-            filter
-                .as_deref()
-                .is_none_or(|f| d.file_name().unwrap().to_string_lossy().contains(f))
+        .filter(|(d, v)| {
+            filter.as_deref().is_none_or(|f| {
+                format!("{}/{v}", d.file_name().unwrap().to_string_lossy()).contains(f)
+            })
         })
         .flat_map(|(d, v)| MODES.iter().map(move |m| (d.clone(), v.clone(), *m)))
         .collect();
