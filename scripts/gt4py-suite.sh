@@ -19,9 +19,12 @@ suite=${SDFGC_GT4PY_SUITE:-$root/../shared/gt4py-suite}
 venv=$root/build/venv-gt4py
 [ -x "$venv/bin/python" ] || { echo "error: $venv is missing: run scripts/install-test-tools.sh" >&2; exit 1; }
 [ -d "$suite" ] || { echo "error: gt4py's tests not found at $suite (set SDFGC_GT4PY_SUITE)" >&2; exit 1; }
-cargo build --release --quiet
-# The package as a user gets it (its binary is target/release/sdfgc, just built).
-PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --no-build-isolation ./python
+# The package as a user gets it, its binary built with the cargo profile
+# $SDFGC_CARGO_PROFILE (default release; scripts/test.sh: ci, already built).
+profile=${SDFGC_CARGO_PROFILE:-release}
+cargo build --profile "$profile" --quiet
+PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --no-build-isolation \
+  --config-settings=build-args="--profile $profile" ./python
 ci=0
 ffront=tests/next_tests/integration_tests/feature_tests/ffront_tests
 if [ "${1:-}" = --ci ]; then

@@ -6,20 +6,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v g++ >/dev/null || { echo "error: g++ is required by the tests" >&2; exit 1; }
 cargo fmt --all -- --check
-cargo clippy --all-targets --release -- -D warnings
+cargo clippy --all-targets --profile ci -- -D warnings
 INSTA_UPDATE=no cargo test --profile ci
-# The Python package, pip-installed as users get it (maturin builds the
-# release binary; later installs reuse it), against DaCe 1.0.2: build, cache, Workspace, load,
-# the SDFG.compile() switch, spawned workers.
-PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python -m pip install --quiet --no-build-isolation ./python
+# The Python package, pip-installed as users get it, but with the binary of
+# the test profile just built (a user's install builds the release profile,
+# whose fat LTO would cost CI minutes), against DaCe 1.0.2: build, cache,
+# Workspace, load, the SDFG.compile() switch, spawned workers.
+PIP_SDFGC=(-m pip install --quiet --no-build-isolation --config-settings=build-args="--profile ci" ./python)
+PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python "${PIP_SDFGC[@]}"
 env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-dace/bin:$PATH" SDFGC_CACHE_DIR="$PWD/build/sdfgc-cache" \
     build/venv-dace/bin/python -m pytest -q -p no:cacheprovider python/tests
 # load() with DaCe 2.0.0a10's CompiledSDFG (the gt4py venv).
-PATH="$PWD/build/venv-gt4py/bin:$PATH" build/venv-gt4py/bin/python -m pip install --quiet --no-build-isolation ./python
+PATH="$PWD/build/venv-gt4py/bin:$PATH" build/venv-gt4py/bin/python "${PIP_SDFGC[@]}"
 env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-gt4py/bin:$PATH" SDFGC_CACHE_DIR="$PWD/build/sdfgc-cache" \
     build/venv-gt4py/bin/python -m pytest -q -p no:cacheprovider python/tests/test_load.py
 # gt4py 1.2.1's own tests (a slice, both DaCe CPU backends) through SDFGC_DACE=1.
-bash scripts/gt4py-suite.sh --ci
+SDFGC_CARGO_PROFILE=ci bash scripts/gt4py-suite.sh --ci
 # A slice of DaCe 1.0.2's own tests (scripts/dace-tests-ci.txt: copies, views,
 # symbols, nested SDFGs, reductions, library nodes, dynamic map ranges) through SDFGC_DACE=1.
 python3 scripts/dace-tests.py --ci --venv build/venv-dace --out build/dace-tests-ci

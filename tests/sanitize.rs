@@ -239,47 +239,86 @@ fn omp_shim() -> PathBuf {
 
 /// Builds `src` (plus any `-D` switches) into the shared library `lib` with
 /// ThreadSanitizer: compiled with `-fopenmp`, linked against the shim instead
-/// of libgomp, every symbol resolved at link time (`-z defs`).
+/// of libgomp, every symbol resolved at link time (`-z defs`). A source this
+/// process built before (the memory modes often generate the same code) is
+/// not compiled again.
 fn build_tsan(src: &Path, defines: &[&str], lib: &Path) -> Result<(), String> {
-    let dir = lib.parent().unwrap();
-    let stem = lib.file_stem().unwrap().to_string_lossy();
-    let run = |cmd: &mut Command| -> Result<(), String> {
-        let out = cmd
-            .output()
-            .map_err(|e| format!("cannot run g++ (it is required): {e}"))?;
-        if out.status.success() {
-            return Ok(());
+    let key = format!(
+        "tsan {}\n{}",
+        defines.join(" "),
+        common::cxx::source_key(src).map_err(|e| e.to_string())?
+    );
+    let out = common::cxx::build_once(key, lib, |lib| {
+        let dir = lib.parent().unwrap();
+        let obj = dir.join(format!("{}.o", lib.file_stem().unwrap().to_string_lossy()));
+        let out = run_gxx(
+            common::cxx::cxx()
+                .args(TSAN_COMPILE)
+                .arg("-fopenmp")
+                .args(TSAN_FLAGS)
+                .args(defines.iter().map(|d| format!("-D{d}")))
+                .arg(src)
+                .arg("-o")
+                .arg(&obj),
+        )?;
+        if !out.status.success() {
+            return Ok(out);
         }
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(format!(
-            "g++ failed:\n{}",
-            err.lines().take(12).collect::<Vec<_>>().join("\n")
-        ))
-    };
-    let common = ["-std=c++17", "-O1", "-g", "-fPIC", "-c"];
-    let obj = dir.join(format!("{stem}.o"));
-    let shim = dir.join(format!("{stem}.shim.o"));
-    run(common::cxx::cxx()
-        .args(common)
-        .arg("-fopenmp")
-        .args(TSAN_FLAGS)
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .arg(src)
-        .arg("-o")
-        .arg(&obj))?;
-    run(common::cxx::cxx()
-        .args(common)
-        .args(TSAN_FLAGS)
-        .arg(omp_shim())
-        .arg("-o")
-        .arg(&shim))?;
-    run(common::cxx::cxx()
-        .args(["-shared", "-Wl,-z,defs"])
-        .args(TSAN_FLAGS)
-        .arg(&obj)
-        .arg(&shim)
-        .arg("-o")
-        .arg(lib))
+        run_gxx(
+            common::cxx::cxx()
+                .args(["-shared", "-Wl,-z,defs"])
+                .args(TSAN_FLAGS)
+                .arg(&obj)
+                .arg(shim_object()?)
+                .arg("-o")
+                .arg(lib),
+        )
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(format!(
+        "g++ failed:\n{}",
+        err.lines().take(12).collect::<Vec<_>>().join("\n")
+    ))
+}
+
+/// The compile flags of TSan builds (with `TSAN_FLAGS`).
+const TSAN_COMPILE: [&str; 5] = ["-std=c++17", "-O1", "-g", "-fPIC", "-c"];
+
+fn run_gxx(cmd: &mut Command) -> Result<std::process::Output, String> {
+    cmd.output()
+        .map_err(|e| format!("cannot run g++ (it is required): {e}"))
+}
+
+/// The OpenMP shim built with TSan, once per process.
+fn shim_object() -> Result<&'static Path, String> {
+    static SHIM: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let built = SHIM.get_or_init(|| {
+        let obj = common::cxx::kept_dir()
+            .map_err(|e| e.to_string())?
+            .join("omp_shim.o");
+        let out = run_gxx(
+            common::cxx::cxx()
+                .args(TSAN_COMPILE)
+                .args(TSAN_FLAGS)
+                .arg(omp_shim())
+                .arg("-o")
+                .arg(&obj),
+        )?;
+        if !out.status.success() {
+            return Err(format!(
+                "g++ failed on the OpenMP shim:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(obj)
+    });
+    match built {
+        Ok(obj) => Ok(obj),
+        Err(e) => Err(e.clone()),
+    }
 }
 
 /// Memory modes of the TSan runs: the SDFG's own lifetimes and the workspace.
