@@ -19,7 +19,10 @@ their access nodes:
   o8 = B + 1 through a transient U; `tcopy` copies `t` to o7: T must keep its
   bytes until then (in the external mode's packed workspace too);
 * `nested`: a nested SDFG sets its own reference `nr` to X[2:4] of its
-  argument (o9) and adds 100 through it.
+  argument (o9) and adds 100 through it;
+* `codeset`: a tasklet computes a pointer (`o = a + 1` on a pointer input
+  bound to B) and sets `c` (N - 1 elements) to it; a map writes
+  o10 = 2 * c (DaCe's test_reference_tasklet_assignment, the pointer from code).
 
 Run with DaCe 1.0.2 (program.sdfg) and DaCe 2.x (program.v2.sdfg):
     build/venv-dace/bin/python scripts/make-reference-fixtures.py
@@ -67,6 +70,7 @@ def build():
         sdfg.add_array(o, [N], F64)
     sdfg.add_array('o2', [2, 3], F64)
     sdfg.add_array('o7', [N - 1], F64)
+    sdfg.add_array('o10', [N - 1], F64)
     sdfg.add_transient('T', [N], F64)
     sdfg.add_transient('U', [N], F64)
     sdfg.add_reference('r', [N], F64)
@@ -77,6 +81,7 @@ def build():
     sdfg.add_reference('w', [1], F64)
     sdfg.add_reference('l', [1], F64)
     sdfg.add_reference('t', [N - 1], F64)
+    sdfg.add_reference('c', [N - 1], F64)
 
     # whole: a reference to all of A, read in a parallel map.
     s = sdfg.add_state('whole')
@@ -174,6 +179,16 @@ def build():
         ns = s.add_nested_sdfg(nested_adder(), {'X'}, {'X'})
     s.add_edge(s.add_read('o9'), None, ns, 'X', Memlet('o9[0:N]'))
     s.add_edge(ns, 'X', s.add_write('o9'), None, Memlet('o9[0:N]'))
+
+    # codeset: the reference takes a pointer the tasklet's code computes.
+    prev = s
+    s = sdfg.add_state_after(prev, 'codeset')
+    t = s.add_tasklet('ptr', {'a': dace.pointer(F64)}, {'o'}, 'o = a + 1')
+    s.add_edge(s.add_read('B'), None, t, 'a', Memlet('B[0:N]'))
+    c = s.add_access('c')
+    s.add_edge(t, 'o', c, 'set', Memlet('c[0:N-1]'))
+    s.add_mapped_tasklet('dbl_c', dict(i='0:N-1'), dict(a=Memlet('c[i]')), 'o = 2 * a', dict(o=Memlet('o10[i]')),
+                         external_edges=True, input_nodes=dict(c=c))
     sdfg.fill_scope_connectors()
     return sdfg
 
@@ -193,7 +208,8 @@ def main():
     o9 = o9_in.copy()
     o9[2:4] += 100
     refs = {'M': m_out, 'o1': 2 * a, 'o2': m_out[2:4, 1:4].copy(), 'o3': (a if k > 0 else b) + 1, 'o4': b.copy(),
-            'o5': 3 * a, 'o6': o6, 'o7': 2 * a[1:], 'o8': b + 1, 'o9': o9}
+            'o5': 3 * a, 'o6': o6, 'o7': 2 * a[1:], 'o8': b + 1, 'o9': o9,
+            'o10': 2 * b[1:]}
     starts = {'M': m, 'o6': o6_in, 'o9': o9_in}
     starts.update({o: np.zeros(refs[o].shape) for o in refs if o not in starts})
     # DaCe's own code on the same inputs gives the references.

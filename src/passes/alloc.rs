@@ -438,6 +438,19 @@ fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
     let mut pairs = BTreeSet::new();
     visit_states(&sdfg.body, &mut |st| {
         for (ei, e) in st.edges.iter().enumerate() {
+            // Set by a tasklet's code: it may point into any data the
+            // tasklet reads.
+            if crate::passes::reference::is_set(sdfg, st, e)
+                && let (NodeKind::Access(r), NodeKind::Tasklet(_)) =
+                    (&st.nodes[e.dst.index()].kind, &st.nodes[e.src.index()].kind)
+            {
+                for x in st.edges.iter().filter(|x| x.dst == e.src) {
+                    if let Some(v) = x.memlet.data.as_deref().filter(|v| *v != r.data) {
+                        pairs.insert((r.data.clone(), v.to_string()));
+                    }
+                }
+                continue;
+            }
             if crate::passes::reference::is_set(sdfg, st, e)
                 && let (NodeKind::Access(r), Some(s)) = (
                     &st.nodes[e.dst.index()].kind,

@@ -263,8 +263,20 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
         let src = path_source(st, ei);
         let Some(s) = access_data(st, src) else {
             let n = &st.nodes[src.index()];
+            // A tasklet's pointer output (DaCe's `o = a + 1` on a pointer
+            // connector, then `ref = o;`): where it points is the code's
+            // business, as in DaCe.
+            if matches!(n.kind, NodeKind::Tasklet(_)) && e.src == src {
+                check_code_set(sdfg, st, e, r)?;
+                if let Some(v) = set_somewhere.get_mut(r) {
+                    *v = true;
+                }
+                set_here.push(r);
+                continue;
+            }
             return refuse(format!(
-                "is set by '{}', a pointer computed by code (sdfgc sets references to data only)",
+                "is set by '{}', which is neither data nor a tasklet (sdfgc sets references to \
+                 data or to a tasklet's pointer output)",
                 n.label
             ));
         };
@@ -350,6 +362,39 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
             return Err(Error::unsupported(
                 &e.path,
                 format!("a view of reference '{r}' in the state that sets it"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A reference set by a tasklet's output connector: the access node has no
+/// other input, and a set inside a parallel map keeps the reference inside it.
+fn check_code_set(sdfg: &Sdfg, st: &State, e: &DataEdge, r: &str) -> Result<()> {
+    let refuse = |what: String| {
+        Err(Error::unsupported(
+            &e.path,
+            format!("reference '{r}' {what}"),
+        ))
+    };
+    if st.edges.iter().filter(|x| x.dst == e.dst).count() > 1 {
+        return Err(Error::unsupported(
+            &st.nodes[e.dst.index()].path,
+            format!("access node of reference '{r}' is both set and written (or set twice)"),
+        ));
+    }
+    if e.memlet.wcr.is_some() {
+        return refuse("is set with write-conflict resolution".to_string());
+    }
+    if let Some(m) = parallel_map(st, e.src) {
+        let outside = st.nodes.iter().enumerate().any(|(i, n)| {
+            matches!(&n.kind, NodeKind::Access(a) if a.data == r)
+                && !inside(st, NodeId(i as u32), m)
+        });
+        if outside || !single_state(sdfg, r) {
+            return refuse(format!(
+                "is set inside parallel map '{}' and used outside it (one pointer for all its threads)",
+                st.nodes[m.index()].label
             ));
         }
     }

@@ -720,6 +720,31 @@ impl<'a> FnWriter<'a> {
                 }
                 continue;
             }
+            if crate::passes::reference::is_set(self.sdfg, st, e) {
+                // The code computes a pointer; the reference takes it after
+                // the code (DaCe's `double* o; ... ref = o;`).
+                let r = match &st.nodes[e.dst.index()].kind {
+                    NodeKind::Access(a) => a.data.clone(),
+                    _ => data.clone(),
+                };
+                let var = var_of(c);
+                if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
+                    self.out
+                        .line(format!("const {} * {var} = nullptr;", d.dtype.ctype()));
+                    conns.insert(
+                        c.clone(),
+                        Conn {
+                            var: var.clone(),
+                            dtype: d.dtype,
+                            pointer: None,
+                            push: None,
+                        },
+                    );
+                }
+                let var = conns[c].var.clone();
+                writebacks.push(format!("{r} = const_cast<{} *>({var});", d.dtype.ctype()));
+                continue;
+            }
             if let Some(&ConnType::Vector(vt, vn)) = t.outputs.get(c) {
                 let at = self.vector_at(e, d, sub, (vt, vn), c, &indexed, &node.label)?;
                 if e.memlet.wcr.is_some() || e.memlet.dynamic {
