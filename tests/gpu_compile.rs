@@ -8,7 +8,8 @@
 //! by default each file compiles once per toolchain, in a memory mode that
 //! rotates with the file's place in the sorted list: every mode is compiled
 //! by both toolchains on a fifth of the files, and the emulated runtime
-//! (gpu_emulated.rs) builds and runs every file in every mode with g++.
+//! (gpu_emulated.rs) builds and runs every file with g++ (in every mode with
+//! `SDFGC_FULL_MATRIX=1`).
 //! `SDFGC_GPU_COMPILE_ALL=1` compiles the whole matrix (the sweep of
 //! docs/testing.md).
 

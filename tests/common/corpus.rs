@@ -262,3 +262,22 @@ pub fn nvcc() -> PathBuf {
             )
         })
 }
+
+/// Whether the tests run their whole mode matrices (`SDFGC_FULL_MATRIX=1`,
+/// the sweep of docs/testing.md) rather than CI's sample.
+#[allow(dead_code)] // not every test that includes this file samples modes
+pub fn full_matrix() -> bool {
+    std::env::var_os("SDFGC_FULL_MATRIX").is_some_and(|v| v != "0")
+}
+
+/// The modes the `i`-th entry of a sorted job list runs in: all of `modes`
+/// with [`full_matrix`], else the first (the SDFG's own lifetimes) and one
+/// of the others in turn, so that every entry runs and every mode runs on a
+/// share of the entries (CI time on 2 cores).
+#[allow(dead_code)] // not every test that includes this file samples modes
+pub fn sampled_modes<T: Copy>(modes: &[T], i: usize) -> Vec<T> {
+    if full_matrix() || modes.len() < 2 {
+        return modes.to_vec();
+    }
+    vec![modes[0], modes[1 + i % (modes.len() - 1)]]
+}
