@@ -438,12 +438,15 @@ fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
     let mut pairs = BTreeSet::new();
     visit_states(&sdfg.body, &mut |st| {
         for (ei, e) in st.edges.iter().enumerate() {
+            let NodeKind::Access(r) = &st.nodes[e.dst.index()].kind else {
+                continue;
+            };
+            if !crate::passes::reference::is_set(sdfg, st, e) {
+                continue;
+            }
             // Set by a tasklet's code: it may point into any data the
             // tasklet reads.
-            if crate::passes::reference::is_set(sdfg, st, e)
-                && let (NodeKind::Access(r), NodeKind::Tasklet(_)) =
-                    (&st.nodes[e.dst.index()].kind, &st.nodes[e.src.index()].kind)
-            {
+            if matches!(st.nodes[e.src.index()].kind, NodeKind::Tasklet(_)) {
                 for x in st.edges.iter().filter(|x| x.dst == e.src) {
                     if let Some(v) = x.memlet.data.as_deref().filter(|v| *v != r.data) {
                         pairs.insert((r.data.clone(), v.to_string()));
@@ -451,11 +454,7 @@ fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
                 }
                 continue;
             }
-            if crate::passes::reference::is_set(sdfg, st, e)
-                && let (NodeKind::Access(r), Some(s)) = (
-                    &st.nodes[e.dst.index()].kind,
-                    crate::passes::reference::set_source(st, ei),
-                )
+            if let Some(s) = crate::passes::reference::set_source(st, ei)
                 && r.data != s
             {
                 pairs.insert((r.data.clone(), s.to_string()));

@@ -640,6 +640,20 @@ impl<'s> Walker<'s> {
                     }
                 }
             }
+            // A reference set by a tasklet's code may point into anything
+            // the tasklet reads: each of those lives as long as it.
+            if let (NodeKind::Tasklet(_), NodeKind::Access(r)) =
+                (&st.nodes[e.src.index()].kind, &st.nodes[e.dst.index()].kind)
+                && crate::passes::reference::is_set(sdfg, st, e)
+            {
+                let p = pos[top(e.src).index()];
+                for x in st.edges.iter().filter(|x| x.dst == e.src) {
+                    if let Some(v) = x.memlet.data.as_ref().filter(|v| **v != r.data) {
+                        let pair = (self.id(sdfg.id, v, p), self.id(sdfg.id, &r.data, p));
+                        self.views.insert(pair);
+                    }
+                }
+            }
             // A view inside a map fed through the map's entry or exit: the
             // memlet names the viewed container.
             for (node, other) in [(e.src, e.dst), (e.dst, e.src)] {

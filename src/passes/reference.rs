@@ -253,7 +253,6 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
         }
         let dst = &st.nodes[e.dst.index()];
         let r = access_data(st, e.dst).unwrap_or_default();
-        let rd = &sdfg.arrays[r];
         let refuse = |what: String| {
             Err(Error::unsupported(
                 &e.path,
@@ -261,41 +260,23 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
             ))
         };
         let src = path_source(st, ei);
-        let Some(s) = access_data(st, src) else {
-            let n = &st.nodes[src.index()];
+        match (&st.nodes[src.index()].kind, access_data(st, src)) {
+            (_, Some(s)) => check_data_set(sdfg, e, r, s)?,
             // A tasklet's pointer output (DaCe's `o = a + 1` on a pointer
             // connector, then `ref = o;`): where it points is the code's
             // business, as in DaCe.
-            if matches!(n.kind, NodeKind::Tasklet(_)) && e.src == src {
-                check_code_set(sdfg, st, e, r)?;
-                if let Some(v) = set_somewhere.get_mut(r) {
-                    *v = true;
+            (NodeKind::Tasklet(_), None) if e.src == src => {
+                if e.memlet.wcr.is_some() {
+                    return refuse("is set with write-conflict resolution".to_string());
                 }
-                set_here.push(r);
-                continue;
             }
-            return refuse(format!(
-                "is set by '{}', which is neither data nor a tasklet (sdfgc sets references to \
-                 data or to a tasklet's pointer output)",
-                n.label
-            ));
-        };
-        if e.memlet.data.as_deref() != Some(s) {
-            return refuse(format!(
-                "is set by a memlet on '{}', not on the container it points at ('{s}')",
-                e.memlet.data.as_deref().unwrap_or("")
-            ));
-        }
-        let sd = &sdfg.arrays[s];
-        if sd.kind == DataKind::Stream {
-            return refuse(format!("is set to stream '{s}'"));
-        }
-        if sd.dtype != rd.dtype {
-            return refuse(format!(
-                "of {} is set to '{s}' of another element type ({})",
-                rd.dtype.dace_name(),
-                sd.dtype.dace_name()
-            ));
+            (_, None) => {
+                return refuse(format!(
+                    "is set by '{}', which is neither data nor a tasklet (sdfgc sets references to \
+                     data or to a tasklet's pointer output)",
+                    st.nodes[src.index()].label
+                ));
+            }
         }
         let ins = st.edges.iter().filter(|x| x.dst == e.dst).count();
         if ins > 1 {
@@ -303,28 +284,6 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
                 &dst.path,
                 format!("access node of reference '{r}' is both set and written (or set twice)"),
             ));
-        }
-        // From the set element on, the reference must fit in the container.
-        if let Some(sub) = &e.memlet.subset
-            && sub.len() == sd.rank()
-        {
-            let start = sub.iter().zip(&sd.strides).try_fold(0i64, |acc, (d, s)| {
-                let (a, s) = (
-                    eval_int(&d.start, &mut |_| None)?,
-                    eval_int(s, &mut |_| None)?,
-                );
-                acc.checked_add(a.checked_mul(s)?)
-            });
-            if let (Some(start), Some(rs), Some(ss)) = (
-                start,
-                span(&rd.shape, &rd.strides),
-                span(&sd.shape, &sd.strides),
-            ) && (start < 0 || start.saturating_add(rs) > ss)
-            {
-                return refuse(format!(
-                    "spans {rs} elements from element {start} of '{s}', which has {ss}: past its end"
-                ));
-            }
         }
         // One pointer for all threads of a parallel map is a race.
         if let Some(m) = parallel_map(st, e.dst) {
@@ -368,33 +327,53 @@ fn check_state(sdfg: &Sdfg, st: &State, set_somewhere: &mut BTreeMap<&str, bool>
     Ok(())
 }
 
-/// A reference set by a tasklet's output connector: the access node has no
-/// other input, and a set inside a parallel map keeps the reference inside it.
-fn check_code_set(sdfg: &Sdfg, st: &State, e: &DataEdge, r: &str) -> Result<()> {
+/// The checks of a reference `r` set to data `s` by edge `e`: the memlet
+/// names `s`, which is no stream, of `r`'s element type, and long enough
+/// from the set element on (where the sizes are numbers).
+fn check_data_set(sdfg: &Sdfg, e: &DataEdge, r: &str, s: &str) -> Result<()> {
+    let rd = &sdfg.arrays[r];
     let refuse = |what: String| {
         Err(Error::unsupported(
             &e.path,
             format!("reference '{r}' {what}"),
         ))
     };
-    if st.edges.iter().filter(|x| x.dst == e.dst).count() > 1 {
-        return Err(Error::unsupported(
-            &st.nodes[e.dst.index()].path,
-            format!("access node of reference '{r}' is both set and written (or set twice)"),
+    if e.memlet.data.as_deref() != Some(s) {
+        return refuse(format!(
+            "is set by a memlet on '{}', not on the container it points at ('{s}')",
+            e.memlet.data.as_deref().unwrap_or("")
         ));
     }
-    if e.memlet.wcr.is_some() {
-        return refuse("is set with write-conflict resolution".to_string());
+    let sd = &sdfg.arrays[s];
+    if sd.kind == DataKind::Stream {
+        return refuse(format!("is set to stream '{s}'"));
     }
-    if let Some(m) = parallel_map(st, e.src) {
-        let outside = st.nodes.iter().enumerate().any(|(i, n)| {
-            matches!(&n.kind, NodeKind::Access(a) if a.data == r)
-                && !inside(st, NodeId(i as u32), m)
+    if sd.dtype != rd.dtype {
+        return refuse(format!(
+            "of {} is set to '{s}' of another element type ({})",
+            rd.dtype.dace_name(),
+            sd.dtype.dace_name()
+        ));
+    }
+    // From the set element on, the reference must fit in the container.
+    if let Some(sub) = &e.memlet.subset
+        && sub.len() == sd.rank()
+    {
+        let start = sub.iter().zip(&sd.strides).try_fold(0i64, |acc, (d, s)| {
+            let (a, s) = (
+                eval_int(&d.start, &mut |_| None)?,
+                eval_int(s, &mut |_| None)?,
+            );
+            acc.checked_add(a.checked_mul(s)?)
         });
-        if outside || !single_state(sdfg, r) {
+        if let (Some(start), Some(rs), Some(ss)) = (
+            start,
+            span(&rd.shape, &rd.strides),
+            span(&sd.shape, &sd.strides),
+        ) && (start < 0 || start.saturating_add(rs) > ss)
+        {
             return refuse(format!(
-                "is set inside parallel map '{}' and used outside it (one pointer for all its threads)",
-                st.nodes[m.index()].label
+                "spans {rs} elements from element {start} of '{s}', which has {ss}: past its end"
             ));
         }
     }
