@@ -54,6 +54,18 @@ F64 = dace.float64
 DACE_WRONG = {'o10'}
 
 
+def fill_and_copy(sdfg, prev, label, tmp, src, code, out):
+    """A state `label` after `prev`: a map fills the transient `tmp` with
+    `code` on `src` (a map `<tmp>fill`, in lower case), then `tmp` is copied
+    to `out`."""
+    s = sdfg.add_state_after(prev, label)
+    node = s.add_access(tmp)
+    s.add_mapped_tasklet(f'{tmp.lower()}fill', dict(i='0:N'), dict(a=Memlet(f'{src}[i]')), code,
+                         dict(o=Memlet(f'{tmp}[i]')), external_edges=True, output_nodes={tmp: node})
+    s.add_nedge(node, s.add_write(out), Memlet(f'{tmp}[0:N]'))
+    return s
+
+
 def nested_adder():
     inner = dace.SDFG('adder')
     inner.add_array('X', [dace.symbol('N', dace.int64)], F64)
@@ -169,13 +181,7 @@ def build():
     prev = s
     s = sdfg.add_state_after(prev, 'tset')
     s.add_edge(s.add_read('T'), None, s.add_write('t'), 'set', Memlet('T[1:N]'))
-    prev = s
-    s = sdfg.add_state_after(prev, 'other')
-    u = s.add_access('U')
-    s.add_mapped_tasklet('ufill', dict(i='0:N'), dict(a=Memlet('B[i]')), 'o = a + 1', dict(o=Memlet('U[i]')),
-                         external_edges=True, output_nodes=dict(U=u))
-    s.add_nedge(u, s.add_write('o8'), Memlet('U[0:N]'))
-    prev = s
+    prev = s = fill_and_copy(sdfg, s, 'other', 'U', 'B', 'o = a + 1', 'o8')
     s = sdfg.add_state_after(prev, 'tcopy')
     s.add_nedge(s.add_read('t'), s.add_write('o7'), Memlet('t[0:N-1]'))
 
@@ -190,10 +196,10 @@ def build():
     s.add_edge(ns, 'X', s.add_write('o9'), None, Memlet('o9[0:N]'))
 
     # codeset: the reference takes a pointer the tasklet's code computes,
-    # into a transient V that nothing names after the set; W, filled in the
-    # state between the set and the use, must not take V's bytes.
-    # V is named in this state only: a generator that frees it at the
-    # state's end leaves c dangling (DaCe's does: see DACE_WRONG).
+    # into a transient V named in this state only (a generator that frees V
+    # at the state's end leaves c dangling: DaCe's does, see DACE_WRONG);
+    # W, filled in the state between the set and the use, must not take
+    # V's bytes.
     prev = s
     s = sdfg.add_state_after(prev, 'codeset')
     v = s.add_access('V')
@@ -202,13 +208,7 @@ def build():
     t = s.add_tasklet('ptr', {'a': dace.pointer(F64)}, {'o'}, 'o = a + 1')
     s.add_edge(v, None, t, 'a', Memlet('V[0:N]'))
     s.add_edge(t, 'o', s.add_write('c'), 'set', Memlet('c[0:N-1]'))
-    prev = s
-    s = sdfg.add_state_after(prev, 'wother')
-    w = s.add_access('W')
-    s.add_mapped_tasklet('wfill', dict(i='0:N'), dict(a=Memlet('A[i]')), 'o = a + 5', dict(o=Memlet('W[i]')),
-                         external_edges=True, output_nodes=dict(W=w))
-    s.add_nedge(w, s.add_write('o11'), Memlet('W[0:N]'))
-    prev = s
+    prev = s = fill_and_copy(sdfg, s, 'wother', 'W', 'A', 'o = a + 5', 'o11')
     s = sdfg.add_state_after(prev, 'cuse')
     s.add_mapped_tasklet('dbl_c', dict(i='0:N-1'), dict(a=Memlet('c[i]')), 'o = 2 * a', dict(o=Memlet('o10[i]')),
                          external_edges=True)
