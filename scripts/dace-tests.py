@@ -63,7 +63,7 @@ ASAN_ARGS = " -fsanitize=address -fno-omit-frame-pointer -g"
 # (the test then reads sdfgc's code): what its traceback shows.
 CODE_TEXT = re.compile(r"generate_code|clean_code|code_objects|codeobj|\.code\b|__restrict__|DID NOT WARN|"
                        r"pytest\.warns|catch_warnings|warnings\.|\bcode\s*=|in code\b|\.cpp\b|#pragma")
-COMPILE = re.compile(r"CompilationError|Compiler failure|CMake|cmake")
+COMPILE = re.compile(r"CompilationError|CompilerError|Compiler failure|CMake|cmake")
 
 
 def folder_of(test_id):

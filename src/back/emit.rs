@@ -1,5 +1,12 @@
 //! An indentation-aware text builder for generated code.
 
+/// A position in an [`Emitter`]'s text and the indentation there.
+#[derive(Clone, Copy, Debug)]
+pub struct Mark {
+    at: usize,
+    indent: usize,
+}
+
 /// Accumulates lines of code with consistent indentation.
 #[derive(Default, Debug)]
 pub struct Emitter {
@@ -37,6 +44,21 @@ impl Emitter {
             self.buf.push_str(p);
         }
         self.buf.push('\n');
+    }
+
+    /// Where the next line goes, for [`Emitter::insert_line`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            at: self.buf.len(),
+            indent: self.indent,
+        }
+    }
+
+    /// Inserts one line at `mark` (taken on this emitter, with nothing
+    /// inserted before it since), indented as the line there.
+    pub fn insert_line(&mut self, mark: Mark, text: &str) {
+        let line = format!("{}{text}\n", "    ".repeat(mark.indent));
+        self.buf.insert_str(mark.at, &line);
     }
 
     /// Emits `text {` and indents.

@@ -197,10 +197,77 @@ pub fn used_symbols(sdfg: &Sdfg) -> BTreeSet<String> {
         .collect()
 }
 
+/// The names an interstate edge reads (DaCe's `InterstateEdge.used_symbols`):
+/// its condition's, and its assignments' values' but for a name an earlier
+/// assignment of the edge sets before anything reads it; with the strides
+/// and offsets of the containers it names.
+fn edge_reads(sdfg: &Sdfg, e: &InterstateEdge) -> BTreeSet<String> {
+    let mut cond = BTreeSet::new();
+    e.condition.visit_names(&mut |n| {
+        cond.insert(n.to_string());
+    });
+    let mut rhs = BTreeSet::new();
+    let mut lhs = BTreeSet::new();
+    for (k, v) in &e.assignments {
+        v.visit_names(&mut |n| {
+            rhs.insert(n.to_string());
+        });
+        if !cond.contains(k) && !rhs.contains(k) {
+            lhs.insert(k.clone());
+        }
+    }
+    let mut read: BTreeSet<String> = cond
+        .union(&rhs)
+        .filter(|n| !lhs.contains(*n))
+        .cloned()
+        .collect();
+    let data: Vec<&DataDesc> = read.iter().filter_map(|n| sdfg.arrays.get(n)).collect();
+    let mut more = BTreeSet::new();
+    for d in data {
+        for x in d.strides.iter().chain(&d.offset) {
+            x.visit_names(&mut |n| {
+                more.insert(n.to_string());
+            });
+        }
+    }
+    read.extend(more);
+    read
+}
+
+/// The blocks of `r` in breadth-first order from its start (out-edges in
+/// their order), then those the start does not reach, in index order.
+fn bfs_order(r: &Region) -> Vec<usize> {
+    let mut seen = vec![false; r.blocks.len()];
+    let mut order = Vec::with_capacity(r.blocks.len());
+    let mut queue = std::collections::VecDeque::new();
+    if let Some(s) = r.start {
+        queue.push_back(s.index());
+    }
+    while let Some(b) = queue.pop_front() {
+        if std::mem::replace(&mut seen[b], true) {
+            continue;
+        }
+        order.push(b);
+        for e in r.edges.iter().filter(|e| e.src.index() == b) {
+            if !seen[e.dst.index()] {
+                queue.push_back(e.dst.index());
+            }
+        }
+    }
+    order.extend((0..r.blocks.len()).filter(|&b| !seen[b]));
+    order
+}
+
 #[derive(Default)]
 struct Collector {
     used: BTreeSet<String>,
+    /// Symbols interstate assignments and loops define (DaCe's
+    /// `defined_syms`): not parameters.
     defined: BTreeSet<String>,
+    /// Symbols an interstate edge reads before any edge met earlier in
+    /// breadth-first order assigns them (DaCe's `used_before_assignment`):
+    /// parameters, even where assigned later.
+    used_before: BTreeSet<String>,
     /// Names seen only as identifiers in C++ code (kept only if they are symbols).
     cpp_only: BTreeSet<String>,
     /// Containers named by an access node.
@@ -250,26 +317,69 @@ impl Collector {
         }
     }
 
+    /// Names `n` used, keeping which were seen in C++ code first.
+    fn absorb(&mut self, other: Collector) {
+        for n in other.used {
+            if self.used.insert(n.clone()) && other.cpp_only.contains(&n) {
+                self.cpp_only.insert(n);
+            }
+        }
+        self.accessed.extend(other.accessed);
+    }
+
+    /// A region as DaCe's `_used_symbols_internal` walks it: a loop's body
+    /// on its own (its variable defined), a plain region in place.
     fn region(&mut self, sdfg: &Sdfg, r: &Region) {
-        if let RegionKind::Loop(l) = &r.kind {
-            if let Some(v) = &l.variable {
-                self.defined.insert(v.clone());
-            }
-            self.stmts(&l.init);
-            self.stmts(&l.update);
-            self.expr(&l.condition);
+        let RegionKind::Loop(l) = &r.kind else {
+            return self.blocks(sdfg, r);
+        };
+        if let Some(v) = &l.variable {
+            self.defined.insert(v.clone());
         }
-        for e in &r.edges {
-            self.expr(&e.condition);
-            for (k, v) in &e.assignments {
-                self.expr(v);
-                self.defined.insert(k.clone());
-            }
-        }
-        for b in &r.blocks {
-            match &b.kind {
-                BlockKind::State(st) => self.state(sdfg, st),
-                BlockKind::Region(inner) => self.region(sdfg, inner),
+        self.stmts(&l.init);
+        self.stmts(&l.update);
+        self.expr(&l.condition);
+        let outside: BTreeSet<String> = self
+            .defined
+            .difference(&self.used_before)
+            .cloned()
+            .collect();
+        let mut body = Collector::default();
+        body.blocks(sdfg, r);
+        self.used_before.extend(
+            body.used_before
+                .iter()
+                .filter(|n| l.variable.as_ref() != Some(*n) && !outside.contains(*n))
+                .cloned(),
+        );
+        self.defined.extend(std::mem::take(&mut body.defined));
+        self.absorb(body);
+        self.forget_used_before();
+    }
+
+    fn forget_used_before(&mut self) {
+        let ub = &self.used_before;
+        self.defined.retain(|n| !ub.contains(n));
+    }
+
+    /// The blocks of `r` in breadth-first order from its start (then any
+    /// the start does not reach), each followed by its out-edges: an
+    /// assignment defines its symbol unless the edge or the block before it
+    /// reads it (DaCe's `InterstateEdge.used_symbols`).
+    fn blocks(&mut self, sdfg: &Sdfg, r: &Region) {
+        for b in bfs_order(r) {
+            let before: BTreeSet<String> = match &r.blocks[b].kind {
+                BlockKind::State(st) => {
+                    let mut sub = Collector::default();
+                    sub.state(sdfg, st);
+                    let used = sub.used.clone();
+                    self.absorb(sub);
+                    used
+                }
+                BlockKind::Region(inner) => {
+                    self.region(sdfg, inner);
+                    self.used.clone()
+                }
                 BlockKind::Conditional(brs) => {
                     for (c, body) in brs {
                         if let Some(c) = c {
@@ -277,10 +387,27 @@ impl Collector {
                         }
                         self.region(sdfg, body);
                     }
+                    self.forget_used_before();
+                    self.used.clone()
                 }
-                BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+                BlockKind::Break | BlockKind::Continue | BlockKind::Return => BTreeSet::new(),
+            };
+            for e in r.edges.iter().filter(|e| e.src.index() == b) {
+                let read = edge_reads(sdfg, e);
+                for (k, _) in &e.assignments {
+                    if !read.contains(k) && !before.contains(k) {
+                        self.defined.insert(k.clone());
+                    }
+                }
+                for n in read {
+                    if !self.defined.contains(&n) {
+                        self.used_before.insert(n.clone());
+                    }
+                    self.used.insert(n);
+                }
             }
         }
+        self.forget_used_before();
     }
 
     fn state(&mut self, sdfg: &Sdfg, st: &State) {

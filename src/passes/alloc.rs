@@ -625,6 +625,21 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         if !uses.sites.contains_key(name) {
             continue;
         }
+        // A transient of a constant's name is that constant (DaCe's frontend
+        // makes such pairs for index lists, `A[[1, 2, 3]]`): DaCe declares
+        // the constant and never allocates the transient.
+        if sdfg.constants.contains_key(name) {
+            if d.storage.is_gpu() {
+                return Err(Error::unsupported(
+                    &d.path,
+                    format!(
+                        "transient '{name}' in GPU memory has the name of a constant: its \
+                         bytes would not hold the constant's values (keep it on the host)"
+                    ),
+                ));
+            }
+            continue;
+        }
         // A stream is an object, not bytes: declared where its scope starts
         // (or a state member: see `back::body::datastream`), never in the
         // workspace and never zeroed.

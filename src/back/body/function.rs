@@ -97,6 +97,9 @@ pub(crate) struct FnWriter<'a> {
     /// Streams with a device-to-host copy the host has not waited for yet
     /// (consecutive copies share one synchronisation).
     pub pending_syncs: Vec<String>,
+    /// Tasklet-to-tasklet values (edges without data): the variable the
+    /// source's output is kept in and its type.
+    pub links: BTreeMap<String, DType>,
 }
 
 impl<'a> FnWriter<'a> {
@@ -131,6 +134,7 @@ impl<'a> FnWriter<'a> {
             tb: None,
             state_ops: Default::default(),
             pending_syncs: Vec::new(),
+            links: BTreeMap::new(),
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {

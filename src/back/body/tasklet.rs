@@ -299,6 +299,12 @@ fn pointer_tests(e: &Expr) -> Expr {
     }
 }
 
+/// The variable that holds output `conn` of tasklet `node` for the
+/// tasklets its edges without data lead to.
+fn link_name(node: NodeId, conn: &str) -> String {
+    format!("__link_{}_{conn}", node.0)
+}
+
 /// A C++ string literal of `s` (its UTF-8 bytes; control characters, `"`
 /// and `\` escaped, octal escapes of three digits so that no digit after
 /// one joins it).
@@ -547,6 +553,9 @@ impl<'a> FnWriter<'a> {
             }
         };
         let mut conns: BTreeMap<String, Conn> = BTreeMap::new();
+        // Where the variables of this tasklet's values for other tasklets
+        // are declared: before its block, in the scope both tasklets share.
+        let link_mark = self.out.mark();
         self.out.line(format!("// tasklet {}", node.label));
         self.out.open("");
         // Pointer connectors of one element, which the code reads and
@@ -555,6 +564,47 @@ impl<'a> FnWriter<'a> {
         // Inputs.
         for &ei in &ctx.adj.ins[id.index()] {
             let e = &st.edges[ei];
+            if let (Some(c), None, Some(sc), NodeKind::Tasklet(_)) = (
+                &e.dst_conn,
+                &e.memlet.data,
+                &e.src_conn,
+                &st.nodes[e.src.index()].kind,
+            ) {
+                // A value from another tasklet (DaCe's code->code edge).
+                let link = link_name(e.src, sc);
+                let Some(&from) = self.links.get(&link) else {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': input '{c}' from a tasklet written after it",
+                            node.label
+                        ),
+                    ));
+                };
+                let dtype = match t.inputs.get(c) {
+                    Some(ConnType::Scalar(ct)) => *ct,
+                    _ => from,
+                };
+                let var = var_of(c);
+                let cv = if assigned.contains(c.as_str()) {
+                    ""
+                } else {
+                    "const "
+                };
+                let value = convert(&link, from, dtype);
+                self.out
+                    .line(format!("{cv}{} {var} = {value};", dtype.ctype()));
+                conns.insert(
+                    c.clone(),
+                    Conn {
+                        var,
+                        dtype,
+                        pointer: None,
+                        push: None,
+                    },
+                );
+                continue;
+            }
             let (Some(c), Some(data)) = (&e.dst_conn, &e.memlet.data) else {
                 continue;
             };
@@ -681,8 +731,42 @@ impl<'a> FnWriter<'a> {
         // Outputs.
         let mut writebacks = Vec::new();
         let mut declared_outs = BTreeSet::new();
+        // Outputs that other tasklets read (edges without data).
+        let mut links = BTreeSet::new();
         for &ei in &ctx.adj.outs[id.index()] {
             let e = &st.edges[ei];
+            if let (Some(c), None) = (&e.src_conn, &e.memlet.data)
+                && e.dst_conn.is_some()
+            {
+                if !matches!(st.nodes[e.dst.index()].kind, NodeKind::Tasklet(_)) {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': output '{c}' into '{}' by a memlet without data \
+                             (only a tasklet may take a tasklet's value directly)",
+                            node.label,
+                            st.nodes[e.dst.index()].label
+                        ),
+                    ));
+                }
+                if let Some(&ConnType::Scalar(ct)) = t.outputs.get(c)
+                    && !conns.contains_key(c)
+                {
+                    let var = var_of(c);
+                    self.out.line(format!("{} {var};", ct.ctype()));
+                    conns.insert(
+                        c.clone(),
+                        Conn {
+                            var,
+                            dtype: ct,
+                            pointer: None,
+                            push: None,
+                        },
+                    );
+                }
+                links.insert(c.clone());
+                continue;
+            }
             let (Some(c), Some(data)) = (&e.src_conn, &e.memlet.data) else {
                 continue;
             };
@@ -880,12 +964,12 @@ impl<'a> FnWriter<'a> {
             writebacks.push(stmt);
         }
         // Code.
+        let mut locals = Locals {
+            blocks: vec![Vec::new()],
+            ..Default::default()
+        };
         match t.code.language {
             Language::Python => {
-                let mut locals = Locals {
-                    blocks: vec![Vec::new()],
-                    ..Default::default()
-                };
                 if one_element.is_empty() {
                     self.python_block(&t.stmts, &conns, &mut locals, node)?;
                 } else {
@@ -908,6 +992,31 @@ impl<'a> FnWriter<'a> {
         }
         for w in writebacks {
             self.out.line(w);
+        }
+        let mut link_decls = Vec::new();
+        for c in links {
+            let (var, dtype) = match (conns.get(&c), locals.types.get(&c)) {
+                (Some(x), _) => (x.var.clone(), x.dtype),
+                (None, Some(&t)) => (c.clone(), t),
+                (None, None) => {
+                    return Err(Error::unsupported(
+                        &node.path,
+                        format!(
+                            "tasklet '{}': output '{c}' for another tasklet has no type and the \
+                             code does not assign it at its top level",
+                            node.label
+                        ),
+                    ));
+                }
+            };
+            let link = link_name(id, &c);
+            self.out.line(format!("{link} = {var};"));
+            link_decls.push(format!("{} {link};", dtype.ctype()));
+            self.links.insert(link, dtype);
+        }
+        // Each goes in at the mark: the last first, for the connectors' order.
+        for d in link_decls.iter().rev() {
+            self.out.insert_line(link_mark, d);
         }
         self.out.close();
         Ok(())
