@@ -179,10 +179,18 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
         };
         let path = d.join(n).to_string_lossy().to_string();
         // Streams, consume scopes, vector types, structures, structs held
-        // by value and references are CPU only (refused by name on GPU targets).
-        let cpu_only = ["stream", "vector", "structure", "struct_value", "reference"]
-            .iter()
-            .any(|f| has_feature(d, f));
+        // by value, references and transients named as constants are CPU
+        // only (refused by name on GPU targets).
+        let cpu_only = [
+            "stream",
+            "vector",
+            "structure",
+            "struct_value",
+            "reference",
+            "constant_transient",
+        ]
+        .iter()
+        .any(|f| has_feature(d, f));
         ok && !cpu_only && filter.split(',').any(|f| path.contains(f))
     })
     .collect()

@@ -535,10 +535,21 @@ impl FnWriter<'_> {
         // Reads into this node through the map entry of its scope, and
         // writes out of it through the map exit: copies between this
         // container and the one the memlet names.
+        // A memlet that names this node's own container (DaCe's
+        // `add_edge_pair(..., Memlet(data='a', other_subset=...))`) copies
+        // from or to the container at the other end of its path.
+        let far_end = |ei: usize, first: bool| -> Option<String> {
+            let path = views::memlet_path(st, &ctx.adj, ei);
+            let e = &st.edges[if first { path[0] } else { path[path.len() - 1] }];
+            data_of(st, if first { e.src } else { e.dst }).map(str::to_string)
+        };
         for &ei in &ctx.adj.ins[id.index()] {
             let e = &st.edges[ei];
-            if let (NodeKind::MapEntry(_), Some(outer)) =
-                (&st.nodes[e.src.index()].kind, &e.memlet.data)
+            let outer = match (&st.nodes[e.src.index()].kind, &e.memlet.data) {
+                (NodeKind::MapEntry(_), Some(d)) if *d == this => far_end(ei, true),
+                (_, d) => d.clone(),
+            };
+            if let (NodeKind::MapEntry(_), Some(outer)) = (&st.nodes[e.src.index()].kind, &outer)
                 && *outer != this
                 && own != Some(ei)
             {
@@ -551,8 +562,11 @@ impl FnWriter<'_> {
         }
         for &ei in &ctx.adj.outs[id.index()] {
             let e = &st.edges[ei];
-            if let (NodeKind::MapExit { .. }, Some(outer)) =
-                (&st.nodes[e.dst.index()].kind, &e.memlet.data)
+            let outer = match (&st.nodes[e.dst.index()].kind, &e.memlet.data) {
+                (NodeKind::MapExit { .. }, Some(d)) if *d == this => far_end(ei, false),
+                (_, d) => d.clone(),
+            };
+            if let (NodeKind::MapExit { .. }, Some(outer)) = (&st.nodes[e.dst.index()].kind, &outer)
                 && *outer != this
                 && own != Some(ei)
             {

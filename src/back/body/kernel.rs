@@ -179,6 +179,13 @@ impl FnWriter<'_> {
         {
             if let Some(d) = &e.memlet.data {
                 data.insert(d.clone());
+                // A memlet may name the container at its other end (DaCe's
+                // `add_edge_pair` into a map): the access nodes count too.
+                for n in [e.src, e.dst] {
+                    if let NodeKind::Access(a) = &st.nodes[n.index()].kind {
+                        data.insert(a.data.clone());
+                    }
+                }
                 if let Some(desc) = self.sdfg.arrays.get(d) {
                     // Element indices use the containers' shapes, strides and offsets.
                     for x in desc.shape.iter().chain(&desc.strides).chain(&desc.offset) {
