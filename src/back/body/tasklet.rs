@@ -25,6 +25,18 @@ struct Conn {
     push: Option<String>,
 }
 
+impl Conn {
+    /// A connector held in a variable of its element type.
+    fn value(var: String, dtype: DType) -> Conn {
+        Conn {
+            var,
+            dtype,
+            pointer: None,
+            push: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct PointerInfo {
     /// Strides of the dimensions the code indexes.
@@ -594,15 +606,7 @@ impl<'a> FnWriter<'a> {
                 let value = convert(&link, from, dtype);
                 self.out
                     .line(format!("{cv}{} {var} = {value};", dtype.ctype()));
-                conns.insert(
-                    c.clone(),
-                    Conn {
-                        var,
-                        dtype,
-                        pointer: None,
-                        push: None,
-                    },
-                );
+                conns.insert(c.clone(), Conn::value(var, dtype));
                 continue;
             }
             let (Some(c), Some(data)) = (&e.dst_conn, &e.memlet.data) else {
@@ -623,15 +627,7 @@ impl<'a> FnWriter<'a> {
                     vector::ctype(vt, vn),
                     vt.ctype()
                 ));
-                conns.insert(
-                    c.clone(),
-                    Conn {
-                        var,
-                        dtype: vt,
-                        pointer: None,
-                        push: None,
-                    },
-                );
+                conns.insert(c.clone(), Conn::value(var, vt));
                 continue;
             }
             let stream = d.kind == DataKind::Stream;
@@ -717,15 +713,7 @@ impl<'a> FnWriter<'a> {
                 let amp = if by_ref { " &" } else { " " };
                 self.out
                     .line(format!("{cv}{}{amp}{var} = {value};", dtype.ctype()));
-                conns.insert(
-                    c.clone(),
-                    Conn {
-                        var,
-                        dtype,
-                        pointer: None,
-                        push: None,
-                    },
-                );
+                conns.insert(c.clone(), Conn::value(var, dtype));
             }
         }
         // Outputs.
@@ -754,15 +742,7 @@ impl<'a> FnWriter<'a> {
                 {
                     let var = var_of(c);
                     self.out.line(format!("{} {var};", ct.ctype()));
-                    conns.insert(
-                        c.clone(),
-                        Conn {
-                            var,
-                            dtype: ct,
-                            pointer: None,
-                            push: None,
-                        },
-                    );
+                    conns.insert(c.clone(), Conn::value(var, ct));
                 }
                 links.insert(c.clone());
                 continue;
@@ -815,15 +795,7 @@ impl<'a> FnWriter<'a> {
                 if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
                     self.out
                         .line(format!("const {} * {var} = nullptr;", d.dtype.ctype()));
-                    conns.insert(
-                        c.clone(),
-                        Conn {
-                            var: var.clone(),
-                            dtype: d.dtype,
-                            pointer: None,
-                            push: None,
-                        },
-                    );
+                    conns.insert(c.clone(), Conn::value(var.clone(), d.dtype));
                 }
                 let var = conns[c].var.clone();
                 writebacks.push(format!("{r} = const_cast<{} *>({var});", d.dtype.ctype()));
@@ -844,15 +816,7 @@ impl<'a> FnWriter<'a> {
                 let var = var_of(c);
                 if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
                     self.out.line(format!("{} {var};", vector::ctype(vt, vn)));
-                    conns.insert(
-                        c.clone(),
-                        Conn {
-                            var: var.clone(),
-                            dtype: vt,
-                            pointer: None,
-                            push: None,
-                        },
-                    );
+                    conns.insert(c.clone(), Conn::value(var.clone(), vt));
                 }
                 let var = conns[c].var.clone();
                 writebacks.push(format!("sdfgc_vstore<{}, {vn}>({at}, {var});", vt.ctype()));
@@ -922,29 +886,13 @@ impl<'a> FnWriter<'a> {
                 if declared_outs.insert(c.clone()) {
                     self.out
                         .line(format!("{} &{var} = {target};", d.dtype.ctype()));
-                    conns.insert(
-                        c.clone(),
-                        Conn {
-                            var,
-                            dtype: d.dtype,
-                            pointer: None,
-                            push: None,
-                        },
-                    );
+                    conns.insert(c.clone(), Conn::value(var, d.dtype));
                 }
                 continue;
             }
             if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
                 self.out.line(format!("{} {var};", dtype.ctype()));
-                conns.insert(
-                    c.clone(),
-                    Conn {
-                        var: var.clone(),
-                        dtype,
-                        pointer: None,
-                        push: None,
-                    },
-                );
+                conns.insert(c.clone(), Conn::value(var.clone(), dtype));
             }
             let var = conns[c].var.clone();
             let var = convert(&var, conns[c].dtype, d.dtype);
