@@ -233,6 +233,37 @@ def merge_variant(case_dir, fields, variant, sdfg, args, script):
     print('wrote', variant, json.dumps([p['name'] for p in case['abi'][variant]['program']['params']]))
 
 
+def write_array_case(out, variant, sdfg, starts, refs, *, name, description, symbols, features, script, tol=1e-12):
+    """Writes one DaCe version's variant of a fixture whose arguments are
+    arrays: `sdfg` saved as `variant`; each of `starts` (name -> array the
+    call starts from, in argument order) as `<name>.in.bin`, role `inout`
+    with `<name>.out.bin` where `refs` (name -> expected array) has it, else
+    `in`; the outputs compared within `tol`; case.json through
+    merge_variant."""
+    os.makedirs(out, exist_ok=True)
+    sdfg.save(os.path.join(out, variant))
+    args, outputs = [], []
+    for n, start in starts.items():
+        start.tofile(os.path.join(out, f'{n}.in.bin'))
+        arg = {'name': n, 'dtype': str(start.dtype), 'shape': list(start.shape), 'kind': 'array', 'role': 'in',
+               'file': f'{n}.in.bin'}
+        if n in refs:
+            refs[n].tofile(os.path.join(out, f'{n}.out.bin'))
+            arg.update(role='inout', out_file=f'{n}.out.bin')
+            outputs.append({'name': n, 'file': f'{n}.out.bin', 'dtype': str(start.dtype), 'shape': list(start.shape),
+                            'rtol': tol, 'atol': tol})
+        args.append(arg)
+    merge_variant(out, {
+        'name': name,
+        'description': description,
+        'symbols': symbols,
+        'args': args,
+        'outputs': outputs,
+        'default_variant': 'program.sdfg',
+        'features': features,
+    }, variant, sdfg, args, script)
+
+
 def out_dir(default, argv=None):
     """The output folder: the first command-line argument, else `default`."""
     argv = sys.argv if argv is None else argv

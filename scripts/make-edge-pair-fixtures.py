@@ -25,7 +25,7 @@ import numpy as np
 import dace
 from dace import Memlet
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import scratch_dir, write_array_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'edge_pair_inner_data'
@@ -81,28 +81,10 @@ def main():
     sdfg.compile()(A=a.copy(), **got)
     for name, ref in refs.items():
         assert np.allclose(got[name], ref, rtol=1e-12, atol=1e-12), (name, got[name], ref)
-    os.makedirs(OUT, exist_ok=True)
-    sdfg.save(os.path.join(OUT, VARIANT))
-    a.tofile(os.path.join(OUT, 'A.in.bin'))
-    args = [{'name': 'A', 'dtype': 'float64', 'shape': [20, 20], 'kind': 'array', 'role': 'in', 'file': 'A.in.bin'}]
-    outputs = []
-    for name, ref in refs.items():
-        np.zeros(ref.shape).tofile(os.path.join(OUT, f'{name}.in.bin'))
-        ref.tofile(os.path.join(OUT, f'{name}.out.bin'))
-        args.append({'name': name, 'dtype': 'float64', 'shape': list(ref.shape), 'kind': 'array', 'role': 'inout',
-                     'file': f'{name}.in.bin', 'out_file': f'{name}.out.bin'})
-        outputs.append({'name': name, 'file': f'{name}.out.bin', 'dtype': 'float64', 'shape': list(ref.shape),
-                        'rtol': 1e-12, 'atol': 1e-12})
-    merge_variant(OUT, {
-        'name': NAME,
-        'description': __doc__.strip().split('\n\n')[0],
-        'symbols': {},
-        'args': args,
-        'outputs': outputs,
-        'default_variant': 'program.sdfg',
-        'features': ['copy', 'parallel_map', 'transients', '2d'],
-    }, VARIANT, sdfg, args, 'scripts/make-edge-pair-fixtures.py')
-
+    starts = {'A': a, **{name: np.zeros(ref.shape) for name, ref in refs.items()}}
+    write_array_case(OUT, VARIANT, sdfg, starts, refs, name=NAME, description=__doc__.strip().split('\n\n')[0],
+                     symbols={}, features=['copy', 'parallel_map', 'transients', '2d'],
+                     script='scripts/make-edge-pair-fixtures.py')
 
 if __name__ == '__main__':
     sys.exit(main())

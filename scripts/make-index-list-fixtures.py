@@ -40,7 +40,7 @@ import sys
 import numpy as np
 import dace
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import scratch_dir, write_array_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'index_list'
@@ -91,33 +91,13 @@ def main():
     sdfg.compile()(**got)
     for name, ref in refs.items():
         assert np.allclose(got[name], ref, rtol=1e-12, atol=1e-12), (name, got[name], ref)
-    os.makedirs(OUT, exist_ok=True)
-    sdfg.save(os.path.join(OUT, VARIANT))
+    write_array_case(OUT, VARIANT, sdfg, ins, refs, name=NAME, description=__doc__.strip().split('\n\n')[0],
+                     symbols={}, features=['constant_array', 'constant_transient', 'transients', 'map'],
+                     script='scripts/make-index-list-fixtures.py')
     saved = dace.SDFG.from_file(os.path.join(OUT, VARIANT))
     shared = sorted(set(saved.constants_prop) & {n for n, d in saved.arrays.items() if d.transient})
     assert len(shared) == 4, shared
     print('constants that are transients:', shared)
-    args, outputs = [], []
-    for name, value in ins.items():
-        value.tofile(os.path.join(OUT, f'{name}.in.bin'))
-        arg = {'name': name, 'dtype': str(value.dtype), 'shape': list(value.shape), 'kind': 'array',
-               'role': 'in', 'file': f'{name}.in.bin'}
-        if name in refs:
-            refs[name].tofile(os.path.join(OUT, f'{name}.out.bin'))
-            arg.update(role='inout', out_file=f'{name}.out.bin')
-            outputs.append({'name': name, 'file': f'{name}.out.bin', 'dtype': str(value.dtype),
-                            'shape': list(value.shape), 'rtol': 1e-12, 'atol': 1e-12})
-        args.append(arg)
-    merge_variant(OUT, {
-        'name': NAME,
-        'description': __doc__.strip().split('\n\n')[0],
-        'symbols': {},
-        'args': args,
-        'outputs': outputs,
-        'default_variant': 'program.sdfg',
-        'features': ['constant_array', 'constant_transient', 'transients', 'map'],
-    }, VARIANT, sdfg, args, 'scripts/make-index-list-fixtures.py')
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -42,7 +42,7 @@ import numpy as np
 import dace
 from dace import Memlet
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import scratch_dir, write_array_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'reference_set'
@@ -243,32 +243,10 @@ def main():
             print(f'{name}: DaCe {"matches" if np.allclose(got[name], ref) else "differs"} (not checked)')
             continue
         assert np.allclose(got[name], ref, rtol=1e-12, atol=1e-12), (name, got[name], ref)
-    os.makedirs(OUT, exist_ok=True)
-    sdfg.save(os.path.join(OUT, VARIANT))
-    a.tofile(os.path.join(OUT, 'A.in.bin'))
-    b.tofile(os.path.join(OUT, 'B.in.bin'))
-    args = [
-        {'name': 'A', 'dtype': 'float64', 'shape': [n], 'kind': 'array', 'role': 'in', 'file': 'A.in.bin'},
-        {'name': 'B', 'dtype': 'float64', 'shape': [n], 'kind': 'array', 'role': 'in', 'file': 'B.in.bin'},
-    ]
-    outputs = []
-    for name, ref in refs.items():
-        starts[name].tofile(os.path.join(OUT, f'{name}.in.bin'))
-        ref.tofile(os.path.join(OUT, f'{name}.out.bin'))
-        args.append({'name': name, 'dtype': str(ref.dtype), 'shape': list(ref.shape), 'kind': 'array',
-                     'role': 'inout', 'file': f'{name}.in.bin', 'out_file': f'{name}.out.bin'})
-        outputs.append({'name': name, 'file': f'{name}.out.bin', 'dtype': str(ref.dtype), 'shape': list(ref.shape),
-                        'rtol': 1e-12, 'atol': 1e-12})
-    merge_variant(OUT, {
-        'name': NAME,
-        'description': __doc__.strip().split('\n\n')[0],
-        'symbols': {'N': n, 'k': k},
-        'args': args,
-        'outputs': outputs,
-        'default_variant': 'program.sdfg',
-        'features': ['reference', 'nested_sdfg', 'parallel_map', 'branch', 'loop'],
-    }, VARIANT, sdfg, args, 'scripts/make-reference-fixtures.py')
-
+    starts = {'A': a, 'B': b, **{o: starts[o] for o in refs}}
+    write_array_case(OUT, VARIANT, sdfg, starts, refs, name=NAME, description=__doc__.strip().split('\n\n')[0],
+                     symbols={'N': n, 'k': k}, features=['reference', 'nested_sdfg', 'parallel_map', 'branch', 'loop'],
+                     script='scripts/make-reference-fixtures.py')
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -48,7 +48,7 @@ import numpy as np
 import dace
 from dace import Memlet
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import scratch_dir, write_array_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'symbol_external_init'
@@ -177,26 +177,9 @@ def main():
     sdfg.compile()(**got, N=n, i=i0, j=j0)
     for name, ref in refs.items():
         assert np.array_equal(got[name], ref), (name, got[name], ref)
-    os.makedirs(OUT, exist_ok=True)
-    sdfg.save(os.path.join(OUT, VARIANT))
-    args, outputs = [], []
-    for name, ref in refs.items():
-        starts[name].tofile(os.path.join(OUT, f'{name}.in.bin'))
-        ref.tofile(os.path.join(OUT, f'{name}.out.bin'))
-        args.append({'name': name, 'dtype': str(ref.dtype), 'shape': list(ref.shape), 'kind': 'array',
-                     'role': 'inout', 'file': f'{name}.in.bin', 'out_file': f'{name}.out.bin'})
-        outputs.append({'name': name, 'file': f'{name}.out.bin', 'dtype': str(ref.dtype), 'shape': list(ref.shape),
-                        'rtol': 0, 'atol': 0})
-    merge_variant(OUT, {
-        'name': NAME,
-        'description': __doc__.strip().split('\n\n')[0],
-        'symbols': {'N': n, 'i': i0, 'j': j0},
-        'args': args,
-        'outputs': outputs,
-        'default_variant': 'program.sdfg',
-        'features': ['loop', 'nested_sdfg', 'interstate_symbol', 'abi'],
-    }, VARIANT, sdfg, args, 'scripts/make-symbol-init-fixtures.py')
-
+    write_array_case(OUT, VARIANT, sdfg, starts, refs, name=NAME, description=__doc__.strip().split('\n\n')[0],
+                     symbols={'N': n, 'i': i0, 'j': j0}, features=['loop', 'nested_sdfg', 'interstate_symbol', 'abi'],
+                     script='scripts/make-symbol-init-fixtures.py', tol=0)
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -25,7 +25,7 @@ import numpy as np
 import dace
 from dace import Memlet
 
-from fixturelib import merge_variant, scratch_dir
+from fixturelib import scratch_dir, write_array_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = 'tasklet_chain'
@@ -102,32 +102,10 @@ def main():
     sdfg.compile()(A=a.copy(), X=x.copy(), **got, N=n)
     for name, ref in refs.items():
         assert np.allclose(got[name], ref, rtol=1e-12, atol=1e-12), (name, got[name], ref)
-    os.makedirs(OUT, exist_ok=True)
-    sdfg.save(os.path.join(OUT, VARIANT))
-    a.tofile(os.path.join(OUT, 'A.in.bin'))
-    x.tofile(os.path.join(OUT, 'X.in.bin'))
-    args = [
-        {'name': 'A', 'dtype': 'float64', 'shape': [n], 'kind': 'array', 'role': 'in', 'file': 'A.in.bin'},
-        {'name': 'X', 'dtype': 'int32', 'shape': [n], 'kind': 'array', 'role': 'in', 'file': 'X.in.bin'},
-    ]
-    outputs = []
-    for name, ref in refs.items():
-        np.zeros(n, ref.dtype).tofile(os.path.join(OUT, f'{name}.in.bin'))
-        ref.tofile(os.path.join(OUT, f'{name}.out.bin'))
-        args.append({'name': name, 'dtype': str(ref.dtype), 'shape': [n], 'kind': 'array', 'role': 'inout',
-                     'file': f'{name}.in.bin', 'out_file': f'{name}.out.bin'})
-        outputs.append({'name': name, 'file': f'{name}.out.bin', 'dtype': str(ref.dtype), 'shape': [n],
-                        'rtol': 1e-12, 'atol': 1e-12})
-    merge_variant(OUT, {
-        'name': NAME,
-        'description': __doc__.strip().split('\n\n')[0],
-        'symbols': {'N': n},
-        'args': args,
-        'outputs': outputs,
-        'default_variant': 'program.sdfg',
-        'features': ['nested_sdfg', 'parallel_map', 'explicit_tasklet', 'tasklet_chain'],
-    }, VARIANT, sdfg, args, 'scripts/make-tasklet-chain-fixtures.py')
-
+    starts = {'A': a, 'X': x, **{name: np.zeros(n, ref.dtype) for name, ref in refs.items()}}
+    write_array_case(OUT, VARIANT, sdfg, starts, refs, name=NAME, description=__doc__.strip().split('\n\n')[0],
+                     symbols={'N': n}, features=['nested_sdfg', 'parallel_map', 'explicit_tasklet', 'tasklet_chain'],
+                     script='scripts/make-tasklet-chain-fixtures.py')
 
 if __name__ == '__main__':
     sys.exit(main())
