@@ -322,8 +322,14 @@ _pending_lock = threading.Lock()
 def start_build(code, target, name, environments=()):
     """Starts compiling sdfgc's translation unit `code` now, unless its
     library is cached or already being built; `build_library` on the same
-    source later waits for it instead of compiling."""
-    b = _Build(code, target, name, environments)
+    source later waits for it instead of compiling. A compiler that cannot
+    be run starts nothing here: DaCe's code generation never compiles (a
+    program only generated, as on a machine without nvcc, must not fail);
+    the compile step reports it."""
+    try:
+        b = _Build(code, target, name, environments)
+    except CompilerError:
+        return
     with _pending_lock:
         if b.digest in _pending or b.hit():
             return

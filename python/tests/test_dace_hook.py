@@ -361,3 +361,19 @@ def test_gpu_sdfgs_get_daces_gpu_backend_without_a_target(monkeypatch):
     objs = codegen.generate_code(gpu)
     main = [o for o in objs if o.name == gpu.name and o.language == "cu"]
     assert main and "__global__" in main[0].clean_code, [(o.name, o.language) for o in objs]
+
+
+def test_generating_gpu_code_needs_no_gpu_compiler(monkeypatch):
+    """DaCe's `generate_code` never compiles: through sdfgc it works where
+    nvcc cannot be run (DaCe's own tests generate GPU code on CPU machines);
+    the compile step names the missing compiler."""
+    from dace.codegen import codegen
+
+    monkeypatch.setenv("NVCC", "/nonexistent/nvcc")
+    sdfgc.dace.enable()
+    gpu = axpy_sdfg("hook_no_nvcc")
+    gpu.apply_gpu_transformations()
+    objs = codegen.generate_code(gpu)
+    assert any(o.language == "cu" and "__global__" in o.clean_code for o in objs)
+    with pytest.raises(sdfgc.CompilerError, match="nvcc"):
+        gpu.compile()
