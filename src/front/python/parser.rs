@@ -649,6 +649,12 @@ impl<'a> Parser<'a> {
                 self.bump();
                 return self.callback_call(Some(n.to_string()), out);
             }
+            // `x: dace.float64` (a type hint DaCe's dead-dataflow
+            // elimination writes for a removed output), `x: T = v`.
+            if self.tasklet && self.peek_at(1) == Tok::Punct(Punct::Colon) && !KEYWORDS.contains(&n)
+            {
+                return self.annotated(n, out);
+            }
             // DaCe unparses `f = lambda x: e` as `f = (lambda x: e)`.
             let parens = (2..)
                 .take_while(|&k| self.peek_at(k) == Tok::Punct(Punct::LParen))
@@ -840,6 +846,44 @@ impl<'a> Parser<'a> {
             func: func.to_string(),
             args,
             result,
+        });
+        Ok(())
+    }
+
+    /// `name: T` or `name: T = value` in tasklet code (the name is next): a
+    /// local of type T (DaCe declares `T name;`), as `name = T(value or 0)`.
+    fn annotated(&mut self, name: &str, out: &mut Vec<Stmt>) -> Result<(), PyError> {
+        self.bump(); // name
+        self.bump(); // :
+        let mut last = match self.peek() {
+            Tok::Name(t) => t,
+            _ => return Err(self.err_here("expected a type after ':'".into())),
+        };
+        self.bump();
+        while self.is_punct(Punct::Dot) {
+            self.bump();
+            match self.peek() {
+                Tok::Name(t) => last = t,
+                _ => return Err(self.err_here("expected a type name after '.'".into())),
+            }
+            self.bump();
+        }
+        let dtype = match last {
+            "float" | "double" => Some(DType::Float64),
+            "int" => Some(DType::Int64),
+            t => DType::from_dace_name(t),
+        }
+        .ok_or_else(|| self.err_here(format!("unsupported type '{last}' in an annotation")))?;
+        let value = if self.is_punct(Punct::Assign) {
+            self.bump();
+            self.rhs()?
+        } else {
+            Expr::Int(0)
+        };
+        out.push(Stmt::Assign {
+            target: Target::Name(name.to_string()),
+            op: None,
+            value: Expr::Call(Func::Cast(dtype), vec![value]),
         });
         Ok(())
     }
@@ -2955,6 +2999,31 @@ mod tests {
         // Not a callback of this SDFG: an unknown function, as before.
         let e = parse_tasklet("f(a)").unwrap_err().to_string();
         assert!(e.contains("unknown function 'f'"), "{e}");
+    }
+
+    #[test]
+    fn annotations_declare_typed_locals() {
+        let v = parse_tasklet("t: dace.float64\nif a:\n    t = 3.0\no = t").unwrap();
+        assert_eq!(
+            v[0],
+            assign(
+                "t",
+                Expr::Call(Func::Cast(DType::Float64), vec![Expr::Int(0)])
+            )
+        );
+        let v = parse_tasklet("t: np.bool_ = a > 1").unwrap();
+        assert_eq!(
+            v[0],
+            assign(
+                "t",
+                Expr::Call(
+                    Func::Cast(DType::Bool),
+                    vec![b(BinaryOp::Gt, s("a"), Expr::Int(1))]
+                )
+            )
+        );
+        let e = parse_tasklet("t: list").unwrap_err().to_string();
+        assert!(e.contains("unsupported type 'list'"), "{e}");
     }
 
     #[test]
