@@ -781,3 +781,46 @@ fn dynamic_map_inputs_are_defined_inside_kernels_and_refused_on_grids_and_blocks
         "{err}"
     );
 }
+
+/// A grid map's gpu_block_size beyond what a block may hold (1,024 threads,
+/// 64 in z) is refused by name, as DaCe raises a ValueError; the limit
+/// itself is accepted.
+#[test]
+fn block_sizes_beyond_the_hardware_limit_are_refused() {
+    fn with_block(size: serde_json::Value) -> Result<String, String> {
+        fn set(v: &mut serde_json::Value, size: &serde_json::Value) {
+            match v {
+                serde_json::Value::Object(o) => {
+                    if o.get("type").and_then(|t| t.as_str()) == Some("MapEntry")
+                        && o["attributes"]["schedule"] == "GPU_Device"
+                    {
+                        o.get_mut("attributes").unwrap()["gpu_block_size"] = size.clone();
+                    }
+                    o.values_mut().for_each(|x| set(x, size));
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(|x| set(x, size)),
+                _ => {}
+            }
+        }
+        let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/npbench/atax/program.gpu.sdfg");
+        let mut j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        set(&mut j, &size);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("program.gpu.sdfg");
+        std::fs::write(&path, j.to_string()).unwrap();
+        sdfgc::driver::generate(&path, &CompileOptions::new(Target::Cuda))
+            .map(|outs| outs.into_iter().map(|(_, t)| t).collect())
+            .map_err(|e| e.to_string())
+    }
+    let err = with_block(serde_json::json!([64, 32, 1])).unwrap_err();
+    assert!(
+        err.contains("gpu_block_size [64, 32, 1]") && err.contains("1024"),
+        "{err}"
+    );
+    let err = with_block(serde_json::json!([1, 1, 128])).unwrap_err();
+    assert!(err.contains("64 in z"), "{err}");
+    let ok = with_block(serde_json::json!([32, 32, 1])).unwrap();
+    assert!(ok.contains("__block(32, 32, 1)"), "no 32x32 block in the code");
+}

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use crate::back::body::copies;
 use crate::back::body::dataflow::{StateCtx, sanitize};
 use crate::back::body::function::{Access, FnWriter};
-use crate::back::body::threadblock::{BlockCtx, axis_params};
+use crate::back::body::threadblock::{BlockCtx, MAX_THREADS, axis_params};
 use crate::back::emit::Emitter;
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{probably_equal, simplify};
@@ -344,6 +344,22 @@ impl FnWriter<'_> {
             Some(self.thread_block_size(ctx, m, &node.path, &tbs)?)
         };
         let mut block = default_block(n);
+        if let Some(b) = &m.gpu_block_size
+            && tbs.is_empty()
+        {
+            let threads: i64 = b.iter().product();
+            if threads > MAX_THREADS || b.get(2).is_some_and(|&z| z > 64) {
+                return Err(Error::unsupported(
+                    &node.path,
+                    format!(
+                        "GPU map '{}' has gpu_block_size {b:?}: CUDA and HIP blocks hold at \
+                         most {MAX_THREADS} threads, at most 64 in z \
+                         (as DaCe, which raises a ValueError)",
+                        m.label
+                    ),
+                ));
+            }
+        }
         if let Some(b) = &m.gpu_block_size {
             for (k, v) in b.iter().take(3).enumerate() {
                 block[k] = *v;

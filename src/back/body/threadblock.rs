@@ -19,7 +19,7 @@ use crate::ir::simplify::{eval_int, simplify};
 use crate::ir::*;
 
 /// Most threads a block may have (CUDA and HIP).
-const MAX_THREADS: i64 = 1024;
+pub(crate) const MAX_THREADS: i64 = 1024;
 
 /// What the writer knows inside a kernel that has thread-block maps.
 #[derive(Clone, Debug, Default)]
