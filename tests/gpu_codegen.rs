@@ -822,5 +822,8 @@ fn block_sizes_beyond_the_hardware_limit_are_refused() {
     let err = with_block(serde_json::json!([1, 1, 128])).unwrap_err();
     assert!(err.contains("64 in z"), "{err}");
     let ok = with_block(serde_json::json!([32, 32, 1])).unwrap();
-    assert!(ok.contains("__block(32, 32, 1)"), "no 32x32 block in the code");
+    assert!(
+        ok.contains("__block(32, 32, 1)"),
+        "no 32x32 block in the code"
+    );
 }
