@@ -234,9 +234,10 @@ fn edge_reads(sdfg: &Sdfg, e: &InterstateEdge) -> BTreeSet<String> {
     read
 }
 
-/// The blocks of `r` in breadth-first order from its start (out-edges in
-/// their order), then those the start does not reach, in index order.
-fn bfs_order(r: &Region) -> Vec<usize> {
+/// The blocks of `r` in breadth-first order from its start (`outs`: each
+/// block's out-edges, in their order), then those the start does not reach,
+/// in index order.
+fn bfs_order(r: &Region, outs: &[Vec<usize>]) -> Vec<usize> {
     let mut seen = vec![false; r.blocks.len()];
     let mut order = Vec::with_capacity(r.blocks.len());
     let mut queue = std::collections::VecDeque::new();
@@ -248,9 +249,10 @@ fn bfs_order(r: &Region) -> Vec<usize> {
             continue;
         }
         order.push(b);
-        for e in r.edges.iter().filter(|e| e.src.index() == b) {
-            if !seen[e.dst.index()] {
-                queue.push_back(e.dst.index());
+        for &ei in &outs[b] {
+            let d = r.edges[ei].dst.index();
+            if !seen[d] {
+                queue.push_back(d);
             }
         }
     }
@@ -317,7 +319,8 @@ impl Collector {
         }
     }
 
-    /// Names `n` used, keeping which were seen in C++ code first.
+    /// Takes in what `other` collected (the names it used, which of them it
+    /// saw first in C++ code, the containers it accessed).
     fn absorb(&mut self, other: Collector) {
         for n in other.used {
             if self.used.insert(n.clone()) && other.cpp_only.contains(&n) {
@@ -367,7 +370,11 @@ impl Collector {
     /// assignment defines its symbol unless the edge or the block before it
     /// reads it (DaCe's `InterstateEdge.used_symbols`).
     fn blocks(&mut self, sdfg: &Sdfg, r: &Region) {
-        for b in bfs_order(r) {
+        let mut outs = vec![Vec::new(); r.blocks.len()];
+        for (i, e) in r.edges.iter().enumerate() {
+            outs[e.src.index()].push(i);
+        }
+        for b in bfs_order(r, &outs) {
             let before: BTreeSet<String> = match &r.blocks[b].kind {
                 BlockKind::State(st) => {
                     let mut sub = Collector::default();
@@ -392,7 +399,7 @@ impl Collector {
                 }
                 BlockKind::Break | BlockKind::Continue | BlockKind::Return => BTreeSet::new(),
             };
-            for e in r.edges.iter().filter(|e| e.src.index() == b) {
+            for e in outs[b].iter().map(|&i| &r.edges[i]) {
                 let read = edge_reads(sdfg, e);
                 for (k, _) in &e.assignments {
                     if !read.contains(k) && !before.contains(k) {
