@@ -158,7 +158,10 @@ def side_env(args, side, d):
     if side != "dace":
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=os.path.join(d, "sdfgc.log"), DTESTS_KEEP=os.path.join(d, "sdfgs"))
         if args.sdfgc:  # this checkout's package and the given executable, not those installed in the venv
-            env.update(SDFGC=args.sdfgc, PYTHONPATH=os.pathsep.join([SCRIPTS, os.path.join(ROOT, "python")]))
+            # The checkout's sitecustomize switches DaCe over without an installed package.
+            startup = os.path.join(ROOT, "python", "sdfgc", "_startup")
+            env.update(SDFGC=args.sdfgc,
+                       PYTHONPATH=os.pathsep.join([SCRIPTS, os.path.join(ROOT, "python"), startup]))
     if side.endswith("asan"):
         libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
         os.makedirs(os.path.join(d, "asan"), exist_ok=True)
@@ -429,6 +432,12 @@ def main():
             run_side(args, s, ids)
     tests, ran = report(args, ids)
     print(open(os.path.join(args.out, "results.md")).read())
+    for s in (s for s in sides if s != "dace"):
+        mine = [t[s] for t in tests if s in t]
+        if any(m.get("programs") for m in mine) and not os.path.exists(os.path.join(args.out, s, "sdfgc.log")):
+            # DaCe built programs and sdfgc logged none of them: the switch never took effect.
+            sys.exit(f"side {s}: DaCe built programs but sdfgc compiled or refused none "
+                     "(is the sdfgc package installed in --venv, or --sdfgc given?)")
     if args.ci:
         bad = [t for t in tests if t.get("sdfgc", {}).get("outcome") not in ("passed", "xfailed")]
         compiled = sum(t.get("sdfgc", {}).get("compiled", 0) for t in tests)
