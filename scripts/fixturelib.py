@@ -276,3 +276,21 @@ def scratch_dir(name, venv_cmake=False):
     if venv_cmake:
         os.environ['PATH'] = os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH']
     os.chdir(tempfile.mkdtemp(prefix=f'{name}-'))
+
+
+def corpus_case(name):
+    """`(fixtures/corpus/<name>, the variant this DaCe writes)`: program.sdfg
+    under DaCe 1.0.2, program.v2.sdfg under DaCe 2.x."""
+    import dace
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures', 'corpus', name)
+    return out, 'program.v2.sdfg' if dace.__version__.startswith('2') else 'program.sdfg'
+
+
+def check_with_dace(sdfg, starts, refs, **symbols):
+    """Runs DaCe's own build of `sdfg` on copies of `starts` (name -> array)
+    and asserts that every array of `refs` comes out exactly so."""
+    import numpy as np
+    got = {name: v.copy() for name, v in starts.items()}
+    sdfg.compile()(**got, **symbols)
+    for name, ref in refs.items():
+        assert np.array_equal(got[name], ref), (name, got[name], ref)

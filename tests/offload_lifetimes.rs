@@ -127,7 +127,7 @@ fn check(
         };
         let first = match &t.scope {
             AllocScope::Function => None,
-            AllocScope::State(p) | AllocScope::Map(p, _) | AllocScope::Blocks(p, _) => Some(p),
+            AllocScope::State(p) | AllocScope::Map(p, _) | AllocScope::Blocks(p, _, _) => Some(p),
         };
         let in_loop = *called_in_loop || first.is_some_and(|p| looped.contains(p));
         counts.0 += usize::from(t.memory == Memory::Persistent);

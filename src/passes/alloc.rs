@@ -50,8 +50,10 @@ pub enum AllocScope {
     Map(String, NodeId),
     /// From the start of one block to the end of another block of the same
     /// region (JSON pointers), every time they run: a transient sized by a
-    /// symbol the program assigns (see [`crate::passes::span`]).
-    Blocks(String, String),
+    /// symbol the program assigns (see [`crate::passes::span`]). With `true`,
+    /// freed on entering the second block instead, after the interstate
+    /// edges into it have read it.
+    Blocks(String, String, bool),
 }
 
 /// Plan for one transient.
@@ -143,6 +145,8 @@ pub struct AllocPlan {
     pub block_starts: std::collections::HashMap<(u32, String), Vec<String>>,
     /// Transients of [`AllocScope::Blocks`] by (SDFG id, last block's JSON pointer).
     pub block_ends: std::collections::HashMap<(u32, String), Vec<String>>,
+    /// Transients of [`AllocScope::Blocks`] freed on entering their last block.
+    pub block_entries: std::collections::HashMap<(u32, String), Vec<String>>,
     /// Transients whose size depends on a symbol the program assigns while it
     /// runs (an interstate edge, a loop variable): no memory mode can place
     /// them at init or in the workspace, so they are allocated during the
@@ -175,6 +179,14 @@ impl AllocPlan {
     /// The transients of `sdfg` allocated at the start of the block at `path`.
     pub fn starting_at(&self, sdfg: u32, path: &str) -> &[String] {
         self.block_starts
+            .get(&(sdfg, path.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The transients of `sdfg` freed on entering the block at `path`.
+    pub fn ending_before(&self, sdfg: u32, path: &str) -> &[String] {
+        self.block_entries
             .get(&(sdfg, path.to_string()))
             .map(Vec::as_slice)
             .unwrap_or(&[])
@@ -231,13 +243,17 @@ pub fn plan(sdfg: &Sdfg, abi: &Abi, opts: &CompileOptions) -> Result<AllocPlan> 
             .entry((*id, t.scope.clone()))
             .or_default()
             .push(name.clone());
-        if let AllocScope::Blocks(first, last) = &t.scope {
+        if let AllocScope::Blocks(first, last, on_entry) = &t.scope {
             p.block_starts
                 .entry((*id, first.clone()))
                 .or_default()
                 .push(name.clone());
-            p.block_ends
-                .entry((*id, last.clone()))
+            let ends = if *on_entry {
+                &mut p.block_entries
+            } else {
+                &mut p.block_ends
+            };
+            ends.entry((*id, last.clone()))
                 .or_default()
                 .push(name.clone());
         }
@@ -273,6 +289,8 @@ struct Uses {
     /// loop or conditional block): what [`span::block_span`] needs for a
     /// transient sized during the call.
     blocks: BTreeMap<String, BTreeSet<String>>,
+    /// The blocks that interstate edges reading each container lead to.
+    entered: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Uses {
@@ -290,6 +308,18 @@ impl Uses {
     /// whole function.
     fn interstate(&mut self, e: &Expr, around: &[&str]) {
         e.visit_names(&mut |n| self.interstate_name(n, around));
+    }
+
+    /// Records the names read by the code of an interstate edge from block
+    /// `src` to block `dst`: a use in `src`, and on entering `dst`.
+    fn on_edge(&mut self, e: &Expr, src: &str, dst: &str) {
+        e.visit_names(&mut |n| {
+            self.interstate_name(n, &[src]);
+            self.entered
+                .entry(n.to_string())
+                .or_default()
+                .insert(dst.to_string());
+        });
     }
 
     fn interstate_name(&mut self, name: &str, around: &[&str]) {
@@ -375,13 +405,13 @@ fn collect_uses(
     setzero: &mut BTreeSet<String>,
 ) {
     for e in &r.edges {
-        let around = [
+        let (src, dst) = (
             r.blocks[e.src.index()].path.as_str(),
             r.blocks[e.dst.index()].path.as_str(),
-        ];
-        uses.interstate(&e.condition, &around);
+        );
+        uses.on_edge(&e.condition, src, dst);
         for (_, v) in &e.assignments {
-            uses.interstate(v, &around);
+            uses.on_edge(v, src, dst);
         }
     }
     for b in &r.blocks {
@@ -483,6 +513,9 @@ fn referenced_live_with_references(sdfg: &Sdfg, uses: &mut Uses) {
             if let Some(blocks) = uses.blocks.get(r).cloned() {
                 uses.blocks.entry(s.clone()).or_default().extend(blocks);
             }
+            if let Some(blocks) = uses.entered.get(r).cloned() {
+                uses.entered.entry(s.clone()).or_default().extend(blocks);
+            }
             match uses.sites.get(r).cloned() {
                 Some(Site::Function) => {
                     uses.sites.insert(s.clone(), Site::Function);
@@ -528,7 +561,11 @@ fn loop_uses(l: &LoopInfo, path: &str, uses: &mut Uses) {
             }
             Stmt::Expr(x) => uses.interstate(x, &[path]),
             // Blocks exist in tasklet code only; walk them all the same.
-            Stmt::If { .. } | Stmt::For { .. } | Stmt::Printf { .. } | Stmt::Callback { .. } => {
+            Stmt::If { .. }
+            | Stmt::For { .. }
+            | Stmt::Printf { .. }
+            | Stmt::Chain { .. }
+            | Stmt::Callback { .. } => {
                 for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
                     .into_iter()
                     .flat_map(Stmt::own_exprs)
@@ -896,7 +933,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 || (memory == Memory::Local && !value))
         {
             let chains = chains.get_or_insert_with(|| span::BlockChains::new(&sdfg.body));
-            scope = blocks_scope(chains, uses.blocks.get(name), &size_syms, name, d)?;
+            scope = blocks_scope(chains, &uses, &size_syms, name, d)?;
         }
         let slotted = matches!(memory, Memory::Persistent | Memory::External { .. });
         let top_elements = slotted.then_some(top_size).flatten();
@@ -1115,17 +1152,22 @@ fn in_top_symbols(
 }
 
 /// The [`AllocScope::Blocks`] of a transient `name` sized by `size_syms`
-/// (symbols the program assigns) and used in `blocks` (see
+/// (symbols the program assigns), from the blocks that use it (see
 /// [`span::block_span`]); refused by name where no sound span exists.
 fn blocks_scope(
     chains: &span::BlockChains,
-    blocks: Option<&BTreeSet<String>>,
+    uses: &Uses,
     size_syms: &BTreeSet<String>,
     name: &str,
     d: &DataDesc,
 ) -> Result<AllocScope> {
-    let blocks: Vec<&str> = blocks.into_iter().flatten().map(String::as_str).collect();
-    let s = span::block_span(chains, &blocks, size_syms).map_err(|why| {
+    let paths = |m: &BTreeMap<String, BTreeSet<String>>| -> Vec<String> {
+        m.get(name).into_iter().flatten().cloned().collect()
+    };
+    let (blocks, entered) = (paths(&uses.blocks), paths(&uses.entered));
+    let blocks: Vec<&str> = blocks.iter().map(String::as_str).collect();
+    let entered: Vec<&str> = entered.iter().map(String::as_str).collect();
+    let s = span::block_span(chains, name, &blocks, &entered, size_syms).map_err(|why| {
         let syms: Vec<&str> = size_syms.iter().map(String::as_str).collect();
         Error::unsupported(
             &d.path,
@@ -1135,7 +1177,7 @@ fn blocks_scope(
             ),
         )
     })?;
-    Ok(AllocScope::Blocks(s.first, s.last))
+    Ok(AllocScope::Blocks(s.first, s.last, s.free_on_entry))
 }
 
 /// The allocation scope of a container from its use site. A map scope is
@@ -1218,7 +1260,7 @@ mod tests {
             let p = plan_in(&sdfg, mode).unwrap();
             let t = p.get(0, "T").unwrap();
             assert_eq!(t.memory, Memory::Heap, "{mode:?}");
-            let AllocScope::Blocks(first, last) = &t.scope else {
+            let AllocScope::Blocks(first, last, _) = &t.scope else {
                 panic!("{mode:?}: {:?}", t.scope);
             };
             assert_eq!(label_of(&sdfg, first), "fill");

@@ -24,13 +24,16 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use crate::ir::*;
 
 /// The blocks (JSON pointers) at whose start a transient is allocated and at
-/// whose end it is freed; both are blocks of one region.
+/// whose end (or start) it is freed; both are blocks of one region.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockSpan {
     /// Allocated at the start of this block, every time it runs.
     pub first: String,
     /// Freed at the end of this block, every time it runs.
     pub last: String,
+    /// Freed on entering `last` instead: `last` itself does not use the
+    /// transient, only the interstate edges into it read it.
+    pub free_on_entry: bool,
 }
 
 /// Every symbol a region tree assigns: interstate edge assignments, loop
@@ -99,16 +102,20 @@ fn index<'a>(
     }
 }
 
-/// The span of a transient used in the blocks `sites` (JSON pointers of
-/// states or other blocks) whose size depends on `size_syms`; `Err` says why
-/// no sound span exists.
+/// The span of a transient `name` used in the blocks `sites` (JSON pointers
+/// of states or other blocks) and read by the interstate edges into the
+/// blocks `entered`, whose size depends on `size_syms`; `Err` says why no
+/// sound span exists.
 pub fn block_span(
     chains: &BlockChains,
+    name: &str,
     sites: &[&str],
+    entered: &[&str],
     size_syms: &BTreeSet<String>,
 ) -> std::result::Result<BlockSpan, String> {
     let paths: Vec<&Vec<(&Region, BlockId)>> = sites
         .iter()
+        .chain(entered)
         .map(|s| {
             chains
                 .chains
@@ -133,6 +140,9 @@ pub fn block_span(
     let g = RegionGraph::new(r);
     let x = g.common_dominator(&uses)?;
     let y = g.common_post_dominator(&uses)?;
+    // A last block that only edges into it use: freed before it runs, after
+    // those edges have read it (and may have assigned a size symbol).
+    let free_on_entry = x != y && !paths[..sites.len()].iter().any(|c| c[depth].1 == y);
     let label = |b: BlockId| format!("'{}'", r.blocks[b.index()].label);
     let jump = |b: BlockId| {
         matches!(
@@ -178,6 +188,30 @@ pub fn block_span(
     for &b in &span {
         if b != y {
             for e in r.edges.iter().filter(|e| e.src == b) {
+                if free_on_entry && e.dst == y {
+                    // Assignments run in order: none after a size symbol's reads it.
+                    let first = e
+                        .assignments
+                        .iter()
+                        .position(|(k, _)| size_syms.contains(k));
+                    let late_read = first.and_then(|i| {
+                        e.assignments[i + 1..]
+                            .iter()
+                            .find(|(_, v)| {
+                                let mut reads = false;
+                                v.visit_names(&mut |n| reads |= n == name);
+                                reads
+                            })
+                            .map(|_| &e.assignments[i].0)
+                    });
+                    if let Some(k) = late_read {
+                        return Err(format!(
+                            "the interstate edge after {} reads it after assigning '{k}'",
+                            label(b)
+                        ));
+                    }
+                    continue;
+                }
                 if let Some((k, _)) = e.assignments.iter().find(|(k, _)| size_syms.contains(k)) {
                     return Err(format!(
                         "the interstate edge after {} assigns '{k}' while it is allocated",
@@ -185,6 +219,9 @@ pub fn block_span(
                     ));
                 }
             }
+        }
+        if free_on_entry && b == y {
+            continue;
         }
         let block = &r.blocks[b.index()];
         let inner: Vec<&Region> = match &block.kind {
@@ -209,6 +246,7 @@ pub fn block_span(
     Ok(BlockSpan {
         first: r.blocks[x.index()].path.clone(),
         last: r.blocks[y.index()].path.clone(),
+        free_on_entry,
     })
 }
 

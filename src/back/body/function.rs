@@ -735,6 +735,7 @@ impl<'a> FnWriter<'a> {
     fn block(&mut self, b: &Block) -> Result<()> {
         let p = self.p;
         let id = self.sdfg.id;
+        self.free_all(p.alloc.ending_before(id, &b.path));
         for name in p.alloc.starting_at(id, &b.path) {
             let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
                 continue;
@@ -749,8 +750,16 @@ impl<'a> FnWriter<'a> {
             }
         }
         self.block_body(b)?;
-        for name in p.alloc.ending_at(id, &b.path) {
-            let (Some(plan), Some(d)) = (p.alloc.get(id, name), self.sdfg.arrays.get(name)) else {
+        self.free_all(p.alloc.ending_at(id, &b.path));
+        Ok(())
+    }
+
+    /// Frees the block-spanning transients `names` ([`AllocScope::Blocks`]).
+    fn free_all(&mut self, names: &[String]) {
+        let id = self.sdfg.id;
+        for name in names {
+            let (Some(plan), Some(d)) = (self.p.alloc.get(id, name), self.sdfg.arrays.get(name))
+            else {
                 continue;
             };
             if !self.stack_arrays.contains(name) {
@@ -758,7 +767,6 @@ impl<'a> FnWriter<'a> {
                 self.out.line(free);
             }
         }
-        Ok(())
     }
 
     fn block_body(&mut self, b: &Block) -> Result<()> {
@@ -827,6 +835,7 @@ impl<'a> FnWriter<'a> {
                 Stmt::If { .. }
                 | Stmt::For { .. }
                 | Stmt::Printf { .. }
+                | Stmt::Chain { .. }
                 | Stmt::Callback { .. } => {
                     return Err(Error::unsupported(
                         "",
