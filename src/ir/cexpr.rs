@@ -586,6 +586,8 @@ impl CExprPrinter<'_> {
             Func::NextAfter => "nextafter",
             Func::Ldexp => "ldexp",
             Func::DivMod => "sdfgc_py_divmod",
+            Func::ThreadNum => "sdfgc_thread_num",
+            Func::MaxThreads => "sdfgc_max_threads",
             Func::Modf => "sdfgc_np_modf",
             Func::Frexp => "sdfgc_np_frexp",
             // The writers print the operand as the pointer it is.

@@ -206,6 +206,12 @@ pub enum Func {
     Frexp,
     /// `x is None` (DaCe prints `x == nullptr`): whether the array `x` was passed as `None`.
     IsNone,
+    /// OpenMP's `omp_get_thread_num()` (C code DaCe passes through): the
+    /// calling thread's number in its team (0 outside a parallel region or
+    /// without OpenMP).
+    ThreadNum,
+    /// OpenMP's `omp_get_max_threads()`: the team size a parallel region may use (1 without OpenMP).
+    MaxThreads,
 }
 
 impl Func {
@@ -274,6 +280,19 @@ pub enum Stmt {
         /// The output connector assigned the return value.
         result: Option<String>,
     },
+    /// `name = target = value` in tasklet code, as DaCe's C++ runs it: the
+    /// write `target = value` to an output connector, then `name` is set to
+    /// the write's result (the value stored, or for an output with
+    /// write-conflict resolution the value it held before, as DaCe's
+    /// `reduce` returns it).
+    Chain {
+        /// The name given the write's result.
+        name: String,
+        /// The output written (an element of an array connector).
+        target: Target,
+        /// The value written.
+        value: Expr,
+    },
     /// `printf("format", args...)` in tasklet code (DaCe prints the call
     /// unchanged into C++); `format` is the string's value.
     Printf {
@@ -290,7 +309,7 @@ impl Stmt {
     /// condition, a loop's bounds.
     pub fn own_exprs(&self) -> Vec<&Expr> {
         match self {
-            Stmt::Assign { target, value, .. } => {
+            Stmt::Assign { target, value, .. } | Stmt::Chain { target, value, .. } => {
                 let mut v = vec![value];
                 if let Target::Index(_, idx) = target {
                     v.extend(idx.iter());

@@ -232,6 +232,7 @@ fn assignments_in_region(r: &Region, out: &mut Vec<(String, Expr)>) {
                 Stmt::If { .. }
                 | Stmt::For { .. }
                 | Stmt::Printf { .. }
+                | Stmt::Chain { .. }
                 | Stmt::Callback { .. } => {
                     for x in crate::ir::expr::all_stmts(std::slice::from_ref(s))
                         .into_iter()

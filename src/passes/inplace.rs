@@ -211,6 +211,10 @@ fn indexed(stmts: &[Stmt], conn: &str) -> bool {
         if let Stmt::Assign {
             target: Target::Index(n, _),
             ..
+        }
+        | Stmt::Chain {
+            target: Target::Index(n, _),
+            ..
         } = s
             && n == conn
         {

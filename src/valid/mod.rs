@@ -309,10 +309,14 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                     // elements at every step: copies between containers walk
                     // it (`RangeDim::index_at`). On the outer edges of a map
                     // scope it only describes what the iterations touch
-                    // (propagated), and nothing is copied. A tasklet or a
-                    // library node would see it as one pointer: refused.
+                    // (propagated), and nothing is copied. A tasklet indexes
+                    // it with one more index per tiled dimension (DaCe's
+                    // `absolute_strides`). A library node or a nested SDFG
+                    // would see it as one contiguous pointer: refused.
                     let scope_edge = matches!(node(e.dst).kind, NodeKind::MapEntry(_))
                         || matches!(node(e.src).kind, NodeKind::MapExit { .. });
+                    let tasklet_edge = matches!(node(e.dst).kind, NodeKind::Tasklet(_))
+                        || matches!(node(e.src).kind, NodeKind::Tasklet(_));
                     let container = |n: NodeId| match &node(n).kind {
                         NodeKind::Access(a) => sdfg
                             .arrays
@@ -321,11 +325,11 @@ fn validate_state(sdfg: &Sdfg, st: &State, label: &str, names: &HashSet<&str>) -
                         _ => false,
                     };
                     let copy_edge = container(e.src) && container(e.dst);
-                    if r.tile != Expr::Int(1) && !scope_edge && !copy_edge {
+                    if r.tile != Expr::Int(1) && !scope_edge && !copy_edge && !tasklet_edge {
                         return Err(Error::unsupported(
                             &e.path,
                             format!(
-                                "memlet on '{d}' in state '{label}' has a tiled range (tile {}) outside a copy: only copies between containers (not views) take tiled subsets",
+                                "memlet on '{d}' in state '{label}' has a tiled range (tile {}) outside a copy or tasklet: only copies between containers (not views) and tasklets take tiled subsets",
                                 crate::ir::cexpr::to_cpp(&r.tile)
                             ),
                         ));

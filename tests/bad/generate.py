@@ -208,6 +208,28 @@ def tiled_other_subset(d):
     m["other_subset"]["ranges"][0]["tile"] = "2"
 
 
+def tiled_nested_input(d):
+    """A tiled range on the memlet into a nested SDFG (seen as one pointer there)."""
+    for st in d["nodes"]:
+        nested = {str(n["id"]) for n in st["nodes"] if n["type"] == "NestedSDFG"}
+        for e in st["edges"]:
+            if str(e["dst"]) in nested:
+                e["attributes"]["data"]["attributes"]["subset"]["ranges"][0].update(step="2", tile="2")
+                return
+
+
+def threadlocal_shared_write(d):
+    """`flags` made CPU_ThreadLocal and every iteration of the parallel map
+    `query_map` writing its element 0."""
+    d["attributes"]["_arrays"]["flags"]["attributes"]["storage"] = "CPU_ThreadLocal"
+    for st in d["nodes"]:
+        for e in st["edges"]:
+            m = e["attributes"]["data"]["attributes"]
+            if m.get("data") == "flags" and e.get("src_connector") == "f":
+                for r in m["subset"]["ranges"]:
+                    r.update(start="0", end="0")
+
+
 def corpus_fixture(name, mutate):
     """A corpus fixture's DaCe 1.0.2 program with one defect, as raw text."""
     with open(os.path.join(ROOT, "fixtures", "corpus", name, "program.sdfg")) as f:
@@ -346,7 +368,7 @@ CASES = [
     ("typed_constant_bfloat16", lambda d: node(d, 0)["attributes"]["range"]["ranges"][0].__setitem__("end", "N - 2bf16"), 1, "typed constant of type 'bf16'", "at /nodes/3/nodes/0/attributes/range/ranges/0/end", "check"),
     ("tasklet_environment", lambda d: tasklet(d)["attributes"].update(environments=["dace.libraries.blas.environments.cublas.cuBLAS"]), 1, "calls into the library environment 'cuBLAS'", "at /nodes/3/nodes/1/attributes/environments", "cpp"),
     ("gemm_wrong_connectors", library_node("dace.libraries.blas.nodes.gemm.Gemm"), 1, "library node '_Gemm_': no input on connector '_a'", "at /nodes/3/nodes/1", "cpp"),
-    ("tiled_memlet", lambda d: memlet(edge(d, 0, 1))["subset"]["ranges"][0].__setitem__("tile", "2"), 1, "has a tiled range (tile 2)", "at /nodes/3/edges/", "check"),
+    ("tiled_memlet", corpus_fixture("symbol_external_init", tiled_nested_input), 1, "has a tiled range (tile 2) outside a copy or tasklet", "at /nodes/", "check"),
     # Dynamic map inputs are values: one of several elements (a pointer) is refused by name.
     ("dynamic_map_input_pointer", dynamic_input("1", None), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its memlet on 'A' has more than one element)", "at /nodes/3/edges/", "check"),
     ("dynamic_map_input_pointer_type", dynamic_input("0", {"type": "pointer", "dtype": "float64"}), 1, "dynamic input '__lo' of map '_Add__map' in state 'for_139_BinOp_140' is a pointer (its connector's type is a pointer)", "at /nodes/3/edges/", "check"),
@@ -375,6 +397,12 @@ CASES = [
     ("struct_unknown_field", corpus_fixture("struct_values", struct_unknown_field), 1, "struct 'pair' has no field 'index'", "at /nodes/0/nodes/7", "cpp"),
     ("struct_wcr_sum", corpus_fixture("struct_values", struct_wcr_sum), 1, "write-conflict resolution '(lambda a, b: (a + b))' on 'best' of type pair (C++ has no such operator on a struct)", "at /nodes/0/edges/", "cpp"),
     ("struct_pointer_field", corpus_fixture("struct_values", struct_pointer_field), 1, "field 'val' of struct 'pair': data type of kind 'pointer'", "at /attributes/_arrays/best/attributes/dtype/data/1/1", "check"),
+    # Tasklet code that changes an interstate symbol inside a map (each thread's copy, or a race, in DaCe's C++).
+    ("tasklet_symbol_in_map", with_code("t *= 2\n__out = __in1"), 1, "tasklet '_Add_': assigns the interstate symbol 't' inside a map, consume scope or kernel", "at /nodes/3/nodes/1", "cpp"),
+    # Parallel iterations writing the same elements of a CPU_ThreadLocal container (a copy per thread in DaCe).
+    ("threadlocal_shared_write", corpus_fixture("tasklet_cpp_semantics", threadlocal_shared_write), 1, "tasklet 'query': parallel iterations may write the same elements of the CPU_ThreadLocal container 'flags'", "at /nodes/6/edges/", "cpp"),
+    # A chained assignment whose last target is a value, not an element of an array output (DaCe: a structured binding).
+    ("tasklet_chain_into_value", with_code("t = __out = __in1 + __in2"), 1, "tasklet '_Add_': chained assignment 'a = b = x' whose last target is not an element of an array output connector", "at /nodes/3/nodes/1", "cpp"),
 ]
 
 

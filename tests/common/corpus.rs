@@ -179,8 +179,9 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
         };
         let path = d.join(n).to_string_lossy().to_string();
         // Streams, consume scopes, vector types, structures, structs held
-        // by value, references and transients named as constants are CPU
-        // only (refused by name on GPU targets).
+        // by value, references, transients named as constants and tasklets
+        // that assign an interstate symbol are CPU only (refused by name on
+        // GPU targets).
         let cpu_only = [
             "stream",
             "vector",
@@ -188,6 +189,7 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
             "struct_value",
             "reference",
             "constant_transient",
+            "tasklet_assigns_symbol",
         ]
         .iter()
         .any(|f| has_feature(d, f));

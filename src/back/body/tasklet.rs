@@ -76,6 +76,9 @@ struct Locals {
     blocks: Vec<Vec<String>>,
     /// Locals whose block has closed (not visible in DaCe's C++).
     gone: BTreeSet<String>,
+    /// Names the code mentions only as whole assignment targets (`out = a`):
+    /// for an array connector, a rebinding of the name and nothing more.
+    only_rebound: BTreeSet<String>,
 }
 
 impl Locals {
@@ -198,6 +201,7 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                         DType::Float64
                     }
                 }
+                Func::ThreadNum | Func::MaxThreads => DType::Int32,
                 // Statements (`py_divmod`, ...): no value.
                 Func::DivMod | Func::Modf | Func::Frexp => DType::Int32,
                 Func::Deg2Rad | Func::Rad2Deg | Func::Heaviside if args.len() == 1 => t0,
@@ -551,7 +555,8 @@ impl<'a> FnWriter<'a> {
                 Stmt::Assign {
                     target: Target::Name(n),
                     ..
-                } => Some(n.as_str()),
+                }
+                | Stmt::Chain { name: n, .. } => Some(n.as_str()),
                 _ => None,
             })
             .collect();
@@ -752,6 +757,24 @@ impl<'a> FnWriter<'a> {
             };
             let d = self.data_desc(data, &e.path)?;
             let sub: &[RangeDim] = e.memlet.subset.as_deref().unwrap_or_default();
+            // DaCe gives each thread its own copy of a CPU_ThreadLocal
+            // container; sdfgc one array, the same where each iteration
+            // writes its own elements, a race where iterations share some.
+            if d.storage == Storage::CpuThreadLocal
+                && self.in_parallel
+                && !self.is_private(data)
+                && self.wcr_conflicts(data, sub)
+            {
+                return Err(Error::unsupported(
+                    &e.path,
+                    format!(
+                        "tasklet '{}': parallel iterations may write the same elements of the \
+                         CPU_ThreadLocal container '{data}' (DaCe gives each thread a copy; \
+                         sdfgc holds one array)",
+                        node.label
+                    ),
+                ));
+            }
             if d.kind == DataKind::Stream {
                 // Each assignment of the code pushes (DaCe's `DaCeKeywordRemover`);
                 // C++ code calls the stream's `push` itself.
@@ -914,6 +937,7 @@ impl<'a> FnWriter<'a> {
         // Code.
         let mut locals = Locals {
             blocks: vec![Vec::new()],
+            only_rebound: only_rebound(&t.stmts),
             ..Default::default()
         };
         match t.code.language {
@@ -1127,6 +1151,22 @@ impl<'a> FnWriter<'a> {
                 }
             });
         }
+        let mut omp = None;
+        for e in s.own_exprs() {
+            visit_calls(e, &mut |f, _| {
+                if matches!(f, Func::ThreadNum | Func::MaxThreads) {
+                    omp = Some(f);
+                }
+            });
+        }
+        if let Some(f) = omp.filter(|_| self.in_kernel) {
+            let name = if f == Func::ThreadNum {
+                "omp_get_thread_num"
+            } else {
+                "omp_get_max_threads"
+            };
+            return refuse(format!("OpenMP's '{name}()' in GPU code"));
+        }
         if let Some(x) = not_pointer {
             return refuse(format!(
                 "'{x} is None' of something other than an array connector (DaCe compares \
@@ -1151,12 +1191,25 @@ impl<'a> FnWriter<'a> {
                 ));
             }
             Stmt::Assign { target, op, value } => {
+                // A symbol variable of this function, which the code changes (DaCe's C++).
+                let symbol = match target {
+                    Target::Name(n) if !conns.contains_key(n) && !locals.types.contains_key(n) => {
+                        match self.symbol_target(n, node) {
+                            // A plain assignment declares a local of that name instead.
+                            Some(Err(why)) if op.is_some() => return refuse(why),
+                            Some(Ok(t)) => Some(t),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
                 let value = match op {
                     None => value.clone(),
                     Some(op) => {
                         if let Target::Name(n) = target
                             && !conns.contains_key(n)
                             && !locals.types.contains_key(n)
+                            && symbol.is_none()
                         {
                             return refuse(format!(
                                 "augmented assignment to '{n}' before it has a value"
@@ -1174,6 +1227,7 @@ impl<'a> FnWriter<'a> {
                 };
                 let mut t = infer(&value, &scope);
                 let target_t = match target {
+                    Target::Name(_) if symbol.is_some() => symbol.unwrap_or(t),
                     Target::Name(n) if !conns.contains_key(n) && !locals.types.contains_key(n) => t,
                     Target::Name(n) | Target::Index(n, _) => scope.type_of_name(n),
                     Target::Field(n, f) => {
@@ -1203,13 +1257,23 @@ impl<'a> FnWriter<'a> {
                                 }
                                 format!("{s}.push({rhs});")
                             } else if c.pointer.is_some() {
-                                return refuse(format!(
-                                    "assigns the array connector '{n}' as a whole"
-                                ));
+                                if op.is_some() || !locals.only_rebound.contains(n) {
+                                    return refuse(format!(
+                                        "assigns the array connector '{n}' as a whole, and \
+                                         uses it otherwise (DaCe's C++ rebinds the pointer)"
+                                    ));
+                                }
+                                // Python rebinds the name, DaCe's C++ the
+                                // pointer: nothing is written to the data.
+                                format!(
+                                    "// '{n} = {}' rebinds the name only (Python, DaCe's C++): nothing is written\n(void){};\n(void)({rhs});",
+                                    cexpr::to_cpp(&value),
+                                    c.var
+                                )
                             } else {
                                 format!("{} = {rhs};", c.var)
                             }
-                        } else if locals.types.contains_key(n) {
+                        } else if locals.types.contains_key(n) || symbol.is_some() {
                             format!("{n} = {rhs};")
                         } else {
                             locals.declare(n, t);
@@ -1324,6 +1388,19 @@ impl<'a> FnWriter<'a> {
                 let line = format!("{};", self.tasklet_expr(e, &scope));
                 self.out.line(line);
             }
+            Stmt::Chain {
+                name,
+                target,
+                value,
+            } => match self.chain(name, target, value, conns, &scope) {
+                Ok((line, declared)) => {
+                    self.out.line(line);
+                    if let Some(t) = declared {
+                        locals.declare(name, t);
+                    }
+                }
+                Err(why) => return refuse(why),
+            },
             Stmt::Printf { format, args } => {
                 let mut parts = vec![c_string(format)];
                 parts.extend(args.iter().map(|a| self.tasklet_expr(a, &scope)));
@@ -1727,6 +1804,108 @@ impl<'a> FnWriter<'a> {
         lower(&w.body, &scope)
     }
 
+    /// `name = target = value` (see [`Stmt::Chain`]): the write, then
+    /// `name` set to its result, and the type `name` is declared with when
+    /// it is a new local; `Err` says why it is refused.
+    fn chain(
+        &self,
+        name: &str,
+        target: &Target,
+        value: &Expr,
+        conns: &BTreeMap<String, Conn>,
+        scope: &Scope,
+    ) -> std::result::Result<(String, Option<DType>), String> {
+        let structured = "chained assignment 'a = b = x' whose last target is not an element \
+                          of an array output connector (DaCe prints it as the C++ structured \
+                          binding 'auto [a, b] = x', which does not compile for a value)";
+        let Target::Index(n, idx) = target else {
+            return Err(structured.into());
+        };
+        let Some(p) = conns.get(n).and_then(|c| c.pointer.as_ref()) else {
+            return Err(structured.into());
+        };
+        let dtype = scope.type_of_name(n);
+        if infer(value, scope).is_complex() != dtype.is_complex() {
+            return Err(format!("chained assignment of a complex value into '{n}'"));
+        }
+        let lhs = self.tasklet_expr(&Expr::Index(n.clone(), idx.clone()), scope);
+        let rhs = self.tasklet_expr(value, scope);
+        let (var, declared) = match conns.get(name) {
+            Some(c) if c.pointer.is_none() && c.push.is_none() => (c.var.clone(), None),
+            Some(_) => {
+                return Err(format!(
+                    "chained assignment into the array or stream connector '{name}'"
+                ));
+            }
+            None if scope.locals.contains_key(name) => (name.to_string(), None),
+            None => (name.to_string(), Some(dtype)),
+        };
+        let decl = declared
+            .map(|t| format!("{} ", t.ctype()))
+            .unwrap_or_default();
+        let Some(w) = &p.wcr else {
+            return Ok((format!("{decl}{var} = ({lhs} = {rhs});"), declared));
+        };
+        if !w.atomic {
+            let update = self.wcr_update(&w.wcr, &lhs, &rhs, w.dtype, false);
+            return Ok((format!("{decl}{var} = {lhs};\n{update}"), declared));
+        }
+        // The value before an atomic update: OpenMP's fetch-and-op.
+        let ct = w.dtype.ctype();
+        let arithmetic =
+            !w.dtype.is_complex() && w.dtype != DType::Bool && !matches!(w.dtype, DType::Record(_));
+        let op = match w.wcr.kind {
+            WcrKind::Sum => Some("+="),
+            WcrKind::Product => Some("*="),
+            _ => None,
+        };
+        let line = match op {
+            Some(op) if !self.in_kernel && arithmetic => {
+                let capture = format!(
+                    "#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} {ct}({rhs}); }}"
+                );
+                match declared {
+                    Some(t) => format!("{} {var};\n{capture}", t.ctype()),
+                    None => capture,
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "the value before an atomic '{}' update of '{n}' (chained assignment; \
+                     only sums and products of numbers in host code fetch it)",
+                    w.wcr.text
+                ));
+            }
+        };
+        Ok((line, declared))
+    }
+
+    /// Whether tasklet code at `node` may assign the symbol `n`, changing
+    /// this function's variable as DaCe's C++ does (DaCe's test
+    /// `state_transition_test`: `i *= 2` on a loop's symbol). `None` if `n`
+    /// is not a symbol this function declares as a local; `Err` says why the
+    /// assignment is refused: in a map or kernel (each thread's copy, or a
+    /// race, in DaCe's C++) or on a symbol that sizes a container (whose
+    /// allocation the change would outdate).
+    fn symbol_target(&self, n: &str, node: &Node) -> Option<std::result::Result<DType, String>> {
+        let t = *self.local_symbols.get(n)?;
+        let sizes = |d: &DataDesc| {
+            let mut hit = false;
+            for e in d.shape.iter().chain(&d.strides).chain(&d.offset) {
+                e.visit_names(&mut |x| hit |= x == n);
+            }
+            hit
+        };
+        let why = if self.in_kernel || self.in_parallel || node.scope.is_some() {
+            "inside a map, consume scope or kernel"
+        } else if self.sdfg.arrays.values().any(sizes) {
+            "that sizes a container"
+        } else {
+            return Some(Ok(t));
+        };
+        Some(Err(format!("assigns the interstate symbol '{n}' {why}")))
+    }
+
     /// The update statement of a write-conflict resolution.
     pub(crate) fn wcr_update(
         &self,
@@ -1886,21 +2065,33 @@ fn first_element_of(stmts: &[Stmt], conns: &BTreeSet<String>) -> Vec<Stmt> {
         }
     }
     let block = |b: &[Stmt]| first_element_of(b, conns);
+    let target = |t: &Target| match t {
+        Target::Name(n) if conns.contains(n) => Target::Index(n.clone(), vec![Expr::Int(0)]),
+        Target::Name(n) => Target::Name(n.clone()),
+        Target::Index(n, idx) => {
+            Target::Index(n.clone(), idx.iter().map(|i| expr(i, conns)).collect())
+        }
+        Target::Field(n, f) => Target::Field(n.clone(), f.clone()),
+    };
     stmts
         .iter()
         .map(|s| match s {
-            Stmt::Assign { target, op, value } => Stmt::Assign {
-                target: match target {
-                    Target::Name(n) if conns.contains(n) => {
-                        Target::Index(n.clone(), vec![Expr::Int(0)])
-                    }
-                    Target::Name(n) => Target::Name(n.clone()),
-                    Target::Index(n, idx) => {
-                        Target::Index(n.clone(), idx.iter().map(|i| expr(i, conns)).collect())
-                    }
-                    Target::Field(n, f) => Target::Field(n.clone(), f.clone()),
-                },
+            Stmt::Assign {
+                target: t,
+                op,
+                value,
+            } => Stmt::Assign {
+                target: target(t),
                 op: *op,
+                value: expr(value, conns),
+            },
+            Stmt::Chain {
+                name,
+                target: t,
+                value,
+            } => Stmt::Chain {
+                name: name.clone(),
+                target: target(t),
                 value: expr(value, conns),
             },
             Stmt::Expr(e) => Stmt::Expr(expr(e, conns)),
@@ -2038,6 +2229,10 @@ fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
         if let Stmt::Assign {
             target: Target::Index(n, _),
             ..
+        }
+        | Stmt::Chain {
+            target: Target::Index(n, _),
+            ..
         } = s
         {
             out.insert(n.as_str());
@@ -2049,13 +2244,56 @@ fn indexed_names(stmts: &[Stmt]) -> BTreeSet<&str> {
     out
 }
 
-/// Strides of the dimensions a pointer connector's code indexes: all of the
-/// container's dimensions if the code uses that many indices, else those of
-/// the subset's non-unit dimensions.
+/// The names tasklet code mentions only as targets of plain whole
+/// assignments (`name = value`, never read, indexed, or assigned otherwise).
+fn only_rebound(stmts: &[Stmt]) -> BTreeSet<String> {
+    let (mut rebound, mut other) = (BTreeSet::new(), BTreeSet::new());
+    for s in all_stmts(stmts) {
+        match s {
+            Stmt::Assign {
+                target: Target::Name(n),
+                op: None,
+                ..
+            } => {
+                rebound.insert(n.clone());
+            }
+            Stmt::Assign {
+                target: Target::Name(n) | Target::Index(n, _) | Target::Field(n, _),
+                ..
+            }
+            | Stmt::Chain {
+                target: Target::Name(n) | Target::Index(n, _) | Target::Field(n, _),
+                ..
+            } => {
+                other.insert(n.clone());
+            }
+            _ => {}
+        }
+        if let Stmt::Chain { name, .. } = s {
+            other.insert(name.clone());
+        }
+        for e in s.own_exprs() {
+            e.visit_names(&mut |n| {
+                other.insert(n.to_string());
+            });
+        }
+    }
+    rebound.difference(&other).cloned().collect()
+}
+
+/// Strides of the dimensions a pointer connector's code indexes, as DaCe's
+/// `Range.absolute_strides`: each dimension's stride times its step, then
+/// one more dimension (the container's stride) for each tiled range, whose
+/// index walks inside a tile. All of the subset's dimensions if the code
+/// uses that many indices, else those of its non-unit dimensions.
 fn pointer_strides(d: &DataDesc, sub: &[RangeDim], stmts: &[Stmt], conn: &str) -> Vec<Expr> {
     let mut arity = None;
     for s in all_stmts(stmts) {
         if let Stmt::Assign {
+            target: Target::Index(n, idx),
+            ..
+        }
+        | Stmt::Chain {
             target: Target::Index(n, idx),
             ..
         } = s
@@ -2071,25 +2309,38 @@ fn pointer_strides(d: &DataDesc, sub: &[RangeDim], stmts: &[Stmt], conn: &str) -
             });
         }
     }
-    match arity {
-        Some(k) if k == d.rank() || sub.len() != d.rank() => d.strides.clone(),
-        _ => {
-            let nonunit: Vec<Expr> = sub
-                .iter()
-                .zip(&d.strides)
-                .filter(|(r, _)| {
-                    simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()))
-                        != Expr::Int(0)
-                })
-                .map(|(_, s)| s.clone())
-                .collect();
-            if nonunit.is_empty() {
-                d.strides.clone()
-            } else {
-                nonunit
-            }
-        }
+    if sub.len() != d.rank() {
+        return d.strides.clone();
     }
+    let stepped =
+        |r: &RangeDim, s: &Expr| simplify(&Expr::bin(BinaryOp::Mul, r.step.clone(), s.clone()));
+    let tiles: Vec<Expr> = sub
+        .iter()
+        .zip(&d.strides)
+        .filter(|(r, _)| r.is_tiled())
+        .map(|(_, s)| s.clone())
+        .collect();
+    let all: Vec<Expr> = sub
+        .iter()
+        .zip(&d.strides)
+        .map(|(r, s)| stepped(r, s))
+        .collect();
+    let nonunit: Vec<Expr> = sub
+        .iter()
+        .zip(&d.strides)
+        .filter(|(r, _)| {
+            r.is_tiled()
+                || simplify(&Expr::bin(BinaryOp::Sub, r.end.clone(), r.start.clone()))
+                    != Expr::Int(0)
+        })
+        .map(|(r, s)| stepped(r, s))
+        .collect();
+    let dims = match arity {
+        Some(k) if k == all.len() + tiles.len() => all,
+        _ if nonunit.is_empty() => all,
+        _ => nonunit,
+    };
+    dims.into_iter().chain(tiles).collect()
 }
 
 /// Whether `e` takes the `sign` of a complex value.

@@ -812,7 +812,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
             if !p.layouts.is_empty() {
                 r = format!("{r}\n{RUNTIME_WORKSPACE}");
             }
-            if threads {
+            if threads || uses("sdfgc_thread_num(") || uses("sdfgc_max_threads(") {
                 r = format!("{r}\n{RUNTIME_THREADS}");
             }
             if uses_cublas {

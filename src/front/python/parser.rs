@@ -672,6 +672,24 @@ impl<'a> Parser<'a> {
                 }
                 self.bump();
                 self.bump();
+                if self.tasklet && p == Punct::Assign {
+                    // `n = target = value`: DaCe's C++ gives `n` the result of the write.
+                    let save = self.pos;
+                    let start = self.toks[self.pos];
+                    let e = self.expr()?.expr;
+                    if self.peek() == Tok::Punct(Punct::Assign) {
+                        let target = Self::target(e, &start)?;
+                        self.bump();
+                        let value = self.rhs()?;
+                        out.push(Stmt::Chain {
+                            name: n.to_string(),
+                            target,
+                            value,
+                        });
+                        return Ok(());
+                    }
+                    self.pos = save;
+                }
                 let value = self.rhs()?;
                 out.push(Stmt::Assign {
                     target: Target::Name(n.to_string()),
@@ -685,20 +703,7 @@ impl<'a> Parser<'a> {
         let e = self.expr()?.expr;
         match self.peek() {
             Tok::Punct(p @ (Punct::Assign | Punct::AugAssign(_))) => {
-                let target = match e {
-                    Expr::Index(n, idx) => Target::Index(n, idx),
-                    Expr::Sym(n) => Target::Name(n),
-                    Expr::Field(base, f) if matches!(*base, Expr::Sym(_)) => {
-                        let Expr::Sym(n) = *base else { unreachable!() };
-                        Target::Field(n, f)
-                    }
-                    _ => {
-                        return Err(Self::err_at(
-                            &start,
-                            "cannot assign to this expression".into(),
-                        ));
-                    }
-                };
+                let target = Self::target(e, &start)?;
                 self.bump();
                 let value = self.rhs()?;
                 out.push(Stmt::Assign {
@@ -725,6 +730,23 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The assignment target an expression names (`x`, `x[i]`, `x.f`); the
+    /// error points at `start`, where the expression begins.
+    fn target(e: Expr, start: &Token<'_>) -> Result<Target, PyError> {
+        match e {
+            Expr::Index(n, idx) => Ok(Target::Index(n, idx)),
+            Expr::Sym(n) => Ok(Target::Name(n)),
+            Expr::Field(base, f) if matches!(*base, Expr::Sym(_)) => {
+                let Expr::Sym(n) = *base else { unreachable!() };
+                Ok(Target::Field(n, f))
+            }
+            _ => Err(Self::err_at(
+                start,
+                "cannot assign to this expression".into(),
+            )),
+        }
     }
 
     fn rhs(&mut self) -> Result<Expr, PyError> {
@@ -1913,6 +1935,9 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "nextafter" => Func::NextAfter,
         "ldexp" => Func::Ldexp,
         "py_divmod" => Func::DivMod,
+        // OpenMP's queries, which DaCe's C++ calls as written.
+        "omp_get_thread_num" => Func::ThreadNum,
+        "omp_get_max_threads" => Func::MaxThreads,
         "np_modf" => Func::Modf,
         "np_frexp" => Func::Frexp,
         "real" => Func::Real,
@@ -1941,6 +1966,7 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         return node(depth, || Expr::Call(func, exprs(args)));
     }
     let want = match func {
+        Func::ThreadNum | Func::MaxThreads => 0,
         Func::DivMod => 4,
         Func::Modf | Func::Frexp => 3,
         Func::PyFloor
@@ -3094,11 +3120,29 @@ mod tests {
                 "if a:\n    f = lambda x: x\ny = f(a)",
                 "unknown function 'f'",
             ),
-            ("p = q = x * 2.0", "structured binding"),
+            ("p = q = r = x * 2.0", "structured binding"),
+            ("p = q + 1 = x", "cannot assign"),
         ] {
             let e = parse_tasklet(bad).unwrap_err().to_string();
             assert!(e.contains(want), "{bad}: {e}");
         }
+        // `v = o[5] = 1`: the write, then `v` given its result (DaCe's C++).
+        let v = parse_tasklet("v = o[5] = 1").unwrap();
+        assert_eq!(
+            v,
+            vec![Stmt::Chain {
+                name: "v".into(),
+                target: Target::Index("o".into(), vec![Expr::Int(5)]),
+                value: Expr::Int(1),
+            }]
+        );
+        assert!(matches!(
+            parse_tasklet("p = q = x").unwrap().as_slice(),
+            [Stmt::Chain {
+                target: Target::Name(_),
+                ..
+            }]
+        ));
     }
 
     #[test]
