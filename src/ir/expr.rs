@@ -413,6 +413,13 @@ impl Expr {
         }
     }
 
+    /// Whether the expression names `name` (as a symbol or an indexed name).
+    pub fn mentions(&self, name: &str) -> bool {
+        let mut hit = false;
+        self.visit_names(&mut |n| hit |= n == name);
+        hit
+    }
+
     /// Calls `f` on every symbol name in the expression (including indexed names).
     pub fn visit_names(&self, f: &mut dyn FnMut(&str)) {
         match self {

@@ -7,6 +7,15 @@ use std::collections::BTreeSet;
 use crate::ir::sdfg::{BlockId, Region};
 
 impl Region {
+    /// Each block's out-edges (indices into `edges`), in edge order.
+    pub fn out_edge_lists(&self) -> Vec<Vec<usize>> {
+        let mut outs = vec![Vec::new(); self.blocks.len()];
+        for (i, e) in self.edges.iter().enumerate() {
+            outs[e.src.index()].push(i);
+        }
+        outs
+    }
+
     /// The source block of every edge into each block, by block index.
     pub fn predecessors(&self) -> Vec<Vec<BlockId>> {
         let mut preds = vec![Vec::new(); self.blocks.len()];

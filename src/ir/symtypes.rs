@@ -427,10 +427,7 @@ fn dfs_edges(r: &Region) -> Vec<usize> {
     let Some(start) = r.start else {
         return Vec::new();
     };
-    let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
-    for (i, e) in r.edges.iter().enumerate() {
-        out_edges[e.src.index()].push(i);
-    }
+    let out_edges = r.out_edge_lists();
     let mut visited = vec![false; r.blocks.len()];
     visited[start.index()] = true;
     let mut order = Vec::with_capacity(r.edges.len());

@@ -370,10 +370,7 @@ impl Collector {
     /// assignment defines its symbol unless the edge or the block before it
     /// reads it (DaCe's `InterstateEdge.used_symbols`).
     fn blocks(&mut self, sdfg: &Sdfg, r: &Region) {
-        let mut outs = vec![Vec::new(); r.blocks.len()];
-        for (i, e) in r.edges.iter().enumerate() {
-            outs[e.src.index()].push(i);
-        }
+        let outs = r.out_edge_lists();
         for b in bfs_order(r, &outs) {
             let before: BTreeSet<String> = match &r.blocks[b].kind {
                 BlockKind::State(st) => {

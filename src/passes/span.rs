@@ -197,11 +197,7 @@ pub fn block_span(
                     let late_read = first.and_then(|i| {
                         e.assignments[i + 1..]
                             .iter()
-                            .find(|(_, v)| {
-                                let mut reads = false;
-                                v.visit_names(&mut |n| reads |= n == name);
-                                reads
-                            })
+                            .find(|(_, v)| v.mentions(name))
                             .map(|_| &e.assignments[i].0)
                     });
                     if let Some(k) = late_read {

@@ -69,10 +69,7 @@ fn negation_of(a: &Expr, b: &Expr) -> bool {
 impl<'a> Structurer<'a> {
     fn new(r: &'a Region, start: BlockId) -> Structurer<'a> {
         let n = r.blocks.len();
-        let mut outs = vec![Vec::new(); n];
-        for (i, e) in r.edges.iter().enumerate() {
-            outs[e.src.index()].push(i);
-        }
+        let outs = r.out_edge_lists();
         let order = r.program_order(start);
         let mut rank = vec![usize::MAX; n];
         for (i, b) in order.iter().enumerate() {

@@ -546,10 +546,7 @@ impl<'a> FnWriter<'a> {
             return self.structured(r, &items);
         }
         let order = r.program_order(start);
-        let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); r.blocks.len()];
-        for (i, e) in r.edges.iter().enumerate() {
-            out_edges[e.src.index()].push(i);
-        }
+        let out_edges = r.out_edge_lists();
         // A chain: every block has at most one unconditional edge, to the next block.
         let is_chain = order.iter().enumerate().all(|(k, b)| {
             let outs = &out_edges[b.index()];

@@ -1139,32 +1139,24 @@ impl<'a> FnWriter<'a> {
         };
         // `x is None` compares a pointer with `nullptr` in DaCe's C++: `x`
         // must be an array connector (a value does not compile there).
+        // OpenMP's queries exist in host code only.
         let mut not_pointer = None;
+        let mut omp = None;
         for e in s.own_exprs() {
-            visit_calls(e, &mut |f, args| {
-                if f == Func::IsNone && not_pointer.is_none() {
+            visit_calls(e, &mut |f, args| match f {
+                Func::IsNone if not_pointer.is_none() => {
                     let ok = matches!(args.first(), Some(Expr::Sym(n))
                         if conns.get(n).is_some_and(|c| c.pointer.is_some()));
                     if !ok {
                         not_pointer = Some(args.first().map(cexpr::to_cpp).unwrap_or_default());
                     }
                 }
+                Func::ThreadNum => omp = Some("omp_get_thread_num"),
+                Func::MaxThreads => omp = Some("omp_get_max_threads"),
+                _ => {}
             });
         }
-        let mut omp = None;
-        for e in s.own_exprs() {
-            visit_calls(e, &mut |f, _| {
-                if matches!(f, Func::ThreadNum | Func::MaxThreads) {
-                    omp = Some(f);
-                }
-            });
-        }
-        if let Some(f) = omp.filter(|_| self.in_kernel) {
-            let name = if f == Func::ThreadNum {
-                "omp_get_thread_num"
-            } else {
-                "omp_get_max_threads"
-            };
+        if let Some(name) = omp.filter(|_| self.in_kernel) {
             return refuse(format!("OpenMP's '{name}()' in GPU code"));
         }
         if let Some(x) = not_pointer {
@@ -1840,42 +1832,36 @@ impl<'a> FnWriter<'a> {
             None if scope.locals.contains_key(name) => (name.to_string(), None),
             None => (name.to_string(), Some(dtype)),
         };
-        let decl = declared
-            .map(|t| format!("{} ", t.ctype()))
-            .unwrap_or_default();
-        let Some(w) = &p.wcr else {
-            return Ok((format!("{decl}{var} = ({lhs} = {rhs});"), declared));
-        };
-        if !w.atomic {
-            let update = self.wcr_update(&w.wcr, &lhs, &rhs, w.dtype, false);
-            return Ok((format!("{decl}{var} = {lhs};\n{update}"), declared));
-        }
-        // The value before an atomic update: OpenMP's fetch-and-op.
-        let ct = w.dtype.ctype();
-        let arithmetic =
-            !w.dtype.is_complex() && w.dtype != DType::Bool && !matches!(w.dtype, DType::Record(_));
-        let op = match w.wcr.kind {
-            WcrKind::Sum => Some("+="),
-            WcrKind::Product => Some("*="),
-            _ => None,
-        };
-        let line = match op {
-            Some(op) if !self.in_kernel && arithmetic => {
-                let capture = format!(
-                    "#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} {ct}({rhs}); }}"
-                );
-                match declared {
-                    Some(t) => format!("{} {var};\n{capture}", t.ctype()),
-                    None => capture,
+        let code = match &p.wcr {
+            None => format!("{var} = ({lhs} = {rhs});"),
+            Some(w) if !w.atomic => {
+                let update = self.wcr_update(&w.wcr, &lhs, &rhs, w.dtype, false);
+                format!("{var} = {lhs};\n{update}")
+            }
+            // The value before an atomic update: OpenMP's fetch-and-op.
+            Some(w) => {
+                let arithmetic = !w.dtype.is_complex()
+                    && w.dtype != DType::Bool
+                    && !matches!(w.dtype, DType::Record(_));
+                let op = match w.wcr.kind {
+                    WcrKind::Sum => "+=",
+                    WcrKind::Product => "*=",
+                    _ => "",
+                };
+                if op.is_empty() || self.in_kernel || !arithmetic {
+                    return Err(format!(
+                        "the value before an atomic '{}' update of '{n}' (chained assignment; \
+                         only sums and products of numbers in host code fetch it)",
+                        w.wcr.text
+                    ));
                 }
+                let ct = w.dtype.ctype();
+                format!("#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} {ct}({rhs}); }}")
             }
-            _ => {
-                return Err(format!(
-                    "the value before an atomic '{}' update of '{n}' (chained assignment; \
-                     only sums and products of numbers in host code fetch it)",
-                    w.wcr.text
-                ));
-            }
+        };
+        let line = match declared {
+            Some(t) => format!("{} {var};\n{code}", t.ctype()),
+            None => code,
         };
         Ok((line, declared))
     }
@@ -1890,11 +1876,11 @@ impl<'a> FnWriter<'a> {
     fn symbol_target(&self, n: &str, node: &Node) -> Option<std::result::Result<DType, String>> {
         let t = *self.local_symbols.get(n)?;
         let sizes = |d: &DataDesc| {
-            let mut hit = false;
-            for e in d.shape.iter().chain(&d.strides).chain(&d.offset) {
-                e.visit_names(&mut |x| hit |= x == n);
-            }
-            hit
+            d.shape
+                .iter()
+                .chain(&d.strides)
+                .chain(&d.offset)
+                .any(|e| e.mentions(n))
         };
         let why = if self.in_kernel || self.in_parallel || node.scope.is_some() {
             "inside a map, consume scope or kernel"
@@ -2193,12 +2179,8 @@ fn read_only_conditionally(stmts: &[Stmt], name: &str) -> bool {
 /// Whether tasklet code reads `name` as a value (not only assigns it).
 fn reads_name(stmts: &[Stmt], name: &str) -> bool {
     all_stmts(stmts).into_iter().any(|s| {
-        let mut found =
-            matches!(s, Stmt::Assign { target: Target::Name(n), op: Some(_), .. } if n == name);
-        for e in s.own_exprs() {
-            e.visit_names(&mut |n| found |= n == name);
-        }
-        found
+        matches!(s, Stmt::Assign { target: Target::Name(n), op: Some(_), .. } if n == name)
+            || s.own_exprs().iter().any(|e| e.mentions(name))
     })
 }
 

@@ -42,7 +42,7 @@ pub fn access_scores(sdfg: &Sdfg, st: &State, entry: NodeId, params: &[String]) 
             continue;
         };
         for (k, p) in params.iter().enumerate() {
-            let uses = |d: usize| mentions(&subset[d].start, p) || mentions(&subset[d].end, p);
+            let uses = |d: usize| subset[d].start.mentions(p) || subset[d].end.mentions(p);
             if uses(unit) {
                 score[k] += 1;
             } else if (0..subset.len()).any(uses) {
@@ -75,10 +75,4 @@ pub fn thread_order(sdfg: &Sdfg, st: &State, entry: NodeId, params: &[String]) -
     let mut order: Vec<usize> = (0..params.len()).filter(|&k| k != x).collect();
     order.push(x);
     order
-}
-
-fn mentions(e: &Expr, name: &str) -> bool {
-    let mut hit = false;
-    e.visit_names(&mut |n| hit |= n == name);
-    hit
 }

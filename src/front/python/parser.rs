@@ -672,25 +672,21 @@ impl<'a> Parser<'a> {
                 }
                 self.bump();
                 self.bump();
-                if self.tasklet && p == Punct::Assign {
+                let start = self.toks[self.pos];
+                let e = self.expr()?.expr;
+                if self.tasklet && p == Punct::Assign && self.peek() == Tok::Punct(Punct::Assign) {
                     // `n = target = value`: DaCe's C++ gives `n` the result of the write.
-                    let save = self.pos;
-                    let start = self.toks[self.pos];
-                    let e = self.expr()?.expr;
-                    if self.peek() == Tok::Punct(Punct::Assign) {
-                        let target = Self::target(e, &start)?;
-                        self.bump();
-                        let value = self.rhs()?;
-                        out.push(Stmt::Chain {
-                            name: n.to_string(),
-                            target,
-                            value,
-                        });
-                        return Ok(());
-                    }
-                    self.pos = save;
+                    let target = Self::target(e, &start)?;
+                    self.bump();
+                    let value = self.rhs()?;
+                    out.push(Stmt::Chain {
+                        name: n.to_string(),
+                        target,
+                        value,
+                    });
+                    return Ok(());
                 }
-                let value = self.rhs()?;
+                let value = self.rhs_of(&start, e)?;
                 out.push(Stmt::Assign {
                     target: Target::Name(n.to_string()),
                     op: aug_op(p),
@@ -752,6 +748,12 @@ impl<'a> Parser<'a> {
     fn rhs(&mut self) -> Result<Expr, PyError> {
         let start = self.toks[self.pos];
         let v = self.expr()?.expr;
+        self.rhs_of(&start, v)
+    }
+
+    /// The right-hand side `v` (parsed from `start`) of an assignment, checked
+    /// for what may not follow it.
+    fn rhs_of(&self, start: &Token<'_>, v: Expr) -> Result<Expr, PyError> {
         match self.peek() {
             Tok::Punct(Punct::Assign) if self.tasklet => Err(self.err_here(
                 "unsupported Python construct chained assignment 'a = b = x' in tasklet code \
@@ -762,7 +764,7 @@ impl<'a> Parser<'a> {
             Tok::Punct(Punct::Assign) => Err(self.construct("chained assignment")),
             Tok::Punct(Punct::Comma) => Err(self.construct("tuple")),
             _ => match misplaced_statement_call(&v, false) {
-                Some(f) => Err(Self::err_at(&start, statement_call_message(f))),
+                Some(f) => Err(Self::err_at(start, statement_call_message(f))),
                 None => Ok(v),
             },
         }
