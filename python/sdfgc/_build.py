@@ -57,12 +57,14 @@ def mpi_flags(compiler: str):
 
 
 def default_cache_dir() -> str:
-    """`$SDFGC_CACHE_DIR`, else `$XDG_CACHE_HOME/sdfgc`, else `~/.cache/sdfgc`."""
+    """`$SDFGC_CACHE_DIR`, else `$XDG_CACHE_HOME/sdfgc`, else `~/.cache/sdfgc`,
+    absolute (a relative one is taken from the current folder: the compiler
+    runs in a build folder of its own, where a relative path names nothing)."""
     env = os.environ.get("SDFGC_CACHE_DIR")
     if env:
-        return env
+        return os.path.abspath(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "sdfgc")
+    return os.path.abspath(os.path.join(base, "sdfgc"))
 
 
 def default_compiler(target: str) -> str:

@@ -217,6 +217,20 @@ def test_enable_builds_without_cmake(build_folder, no_cmake):
     assert os.path.isfile(os.path.join(folder, "src", "cpu", "hook_nocmake.cpp"))
 
 
+def test_relative_cache_dir(build_folder, no_cmake, monkeypatch):
+    # `SDFGC_CACHE_DIR=cache`, relative to where the session runs: the
+    # compiler runs in a folder of its own, where a relative precompiled
+    # header or library path would name nothing.
+    monkeypatch.chdir(no_cmake)
+    monkeypatch.setenv("SDFGC_CACHE_DIR", "relative-cache")
+    sdfgc.dace.enable()
+    lib = axpy_sdfg("hook_relative_cache").compile()
+    x, y = np.arange(5.0), np.zeros(5)
+    lib(a=3.0, x=x, y=y, N=5)
+    assert np.allclose(y, 3 * np.arange(5.0))
+    assert os.listdir(no_cmake / "relative-cache" / "dace-lib")
+
+
 def test_use_cache_reuses_the_library_in_the_build_folder(build_folder, no_cmake):
     sdfgc.dace.enable()
     first = axpy_sdfg("hook_use_cache")
