@@ -198,8 +198,15 @@ pub fn offload_variants() -> Vec<(PathBuf, String)> {
     .collect()
 }
 
-/// Prints how many of `total` runs passed and fails with every failure's text.
+/// Prints how many of `total` runs passed and fails with every failure's text;
+/// fails too when nothing ran.
 pub fn assert_all_passed(what: &str, total: usize, failures: &[String]) {
+    // "0 of 0 passed" is no pass: a filter that matches nothing (or a
+    // fixture tree not found) ran nothing.
+    assert!(
+        total > 0,
+        "no {what} ran: does a SDFGC_*_FILTER match nothing?"
+    );
     println!("{} of {total} {what} passed", total - failures.len());
     assert!(
         failures.is_empty(),
