@@ -37,7 +37,7 @@ pub struct LoopRange {
 /// for it and for the loops outside it (their variable could be anything).
 pub fn loop_ranges(sdfg: &Sdfg) -> HashMap<String, Vec<LoopRange>> {
     let mut out = HashMap::new();
-    region(&sdfg.body, &[], &mut out);
+    region(sdfg, &sdfg.body, &[], &mut out);
     out
 }
 
@@ -85,7 +85,7 @@ fn affine_in(e: &Expr, v: &str) -> bool {
     }
 }
 
-fn region(r: &Region, outer: &[LoopRange], out: &mut HashMap<String, Vec<LoopRange>>) {
+fn region(sdfg: &Sdfg, r: &Region, outer: &[LoopRange], out: &mut HashMap<String, Vec<LoopRange>>) {
     let mut loops = outer.to_vec();
     if let RegionKind::Loop(info) = &r.kind {
         // An uncounted loop adds no range; the outer ones still hold (the
@@ -94,18 +94,19 @@ fn region(r: &Region, outer: &[LoopRange], out: &mut HashMap<String, Vec<LoopRan
             loops.push(l);
         }
     }
-    if let Some(items) = structure(r) {
-        seq(r, &items, &loops, out);
+    if let Some(items) = structure(r, sdfg) {
+        seq(sdfg, r, &items, &loops, out);
     } else {
         // Gotos: the loops inside are not recognised (no range for their
         // variables); the outer ranges still hold.
         for b in &r.blocks {
-            block(&b.kind, &b.path, &loops, out);
+            block(sdfg, &b.kind, &b.path, &loops, out);
         }
     }
 }
 
 fn block(
+    sdfg: &Sdfg,
     kind: &BlockKind,
     path: &str,
     loops: &[LoopRange],
@@ -115,10 +116,10 @@ fn block(
         BlockKind::State(_) => {
             out.insert(path.to_string(), loops.to_vec());
         }
-        BlockKind::Region(inner) => region(inner, loops, out),
+        BlockKind::Region(inner) => region(sdfg, inner, loops, out),
         BlockKind::Conditional(brs) => {
             for (_, body) in brs {
-                region(body, loops, out);
+                region(sdfg, body, loops, out);
             }
         }
         _ => {}
@@ -126,6 +127,7 @@ fn block(
 }
 
 fn seq(
+    sdfg: &Sdfg,
     r: &Region,
     items: &[Structured],
     loops: &[LoopRange],
@@ -137,7 +139,7 @@ fn seq(
         match item {
             Structured::Block(b) => {
                 let blk = &r.blocks[b.index()];
-                block(&blk.kind, &blk.path, loops, out);
+                block(sdfg, &blk.kind, &blk.path, loops, out);
                 inits.clear();
             }
             Structured::Edge(i) => {
@@ -167,13 +169,13 @@ fn seq(
                 let mut inner = loops.to_vec();
                 inner.extend(counted(cond, &inits, &assigned, update.as_ref()));
                 // The header also runs for the failing test: outer ranges only.
-                block(&h.kind, &h.path, loops, out);
-                seq(r, body, &inner, out);
+                block(sdfg, &h.kind, &h.path, loops, out);
+                seq(sdfg, r, body, &inner, out);
                 inits.clear();
             }
             Structured::If { then, els, .. } => {
-                seq(r, then, loops, out);
-                seq(r, els, loops, out);
+                seq(sdfg, r, then, loops, out);
+                seq(sdfg, r, els, loops, out);
                 inits.clear();
             }
         }

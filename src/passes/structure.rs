@@ -10,6 +10,7 @@ use petgraph::algo::dominators;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::ir::simplify::simplify;
+use crate::ir::symtypes::expr_type;
 use crate::ir::*;
 
 /// A structured statement over the blocks and edges of one region.
@@ -39,10 +40,10 @@ pub enum Structured {
     },
 }
 
-/// Structures a region, or None if it needs gotos.
-pub fn structure(r: &Region) -> Option<Vec<Structured>> {
+/// Structures a region of `sdfg`, or None if it needs gotos.
+pub fn structure(r: &Region, sdfg: &Sdfg) -> Option<Vec<Structured>> {
     let start = r.start?;
-    let s = Structurer::new(r, start);
+    let s = Structurer::new(r, start, sdfg);
     let mut out = Vec::new();
     s.seq(start, None, None, &mut out, 0)?;
     Some(out)
@@ -50,6 +51,8 @@ pub fn structure(r: &Region) -> Option<Vec<Structured>> {
 
 struct Structurer<'a> {
     r: &'a Region,
+    /// The SDFG whose symbols and containers the conditions name.
+    sdfg: &'a Sdfg,
     outs: Vec<Vec<usize>>,
     /// Back edges (latch -> header) by edge index.
     back: BTreeSet<usize>,
@@ -61,13 +64,50 @@ struct Structurer<'a> {
     ipdom: Vec<Option<BlockId>>,
 }
 
-fn negation_of(a: &Expr, b: &Expr) -> bool {
+/// Whether `b` holds exactly when `a` does not: `b` is `not a` (or `a` is
+/// `not b`), or the two compare the same integers the other way round
+/// (`i < N` and `i >= N`, `k > 0` and `0 >= k`: DaCe 1.0.2's loop guards).
+/// Comparisons of floating-point values are not complementary (NaN fails
+/// both), nor are those of operands whose type is unknown.
+fn negation_of(a: &Expr, b: &Expr, sdfg: &Sdfg) -> bool {
     let not = |x: &Expr| simplify(&Expr::Unary(UnaryOp::Not, Box::new(x.clone())));
-    simplify(b) == not(a) || simplify(a) == not(b)
+    let (a, b) = (simplify(a), simplify(b));
+    if b == not(&a) || a == not(&b) {
+        return true;
+    }
+    let (Expr::Binary(oa, x1, y1), Expr::Binary(ob, x2, y2)) = (&a, &b) else {
+        return false;
+    };
+    let complement = |op: BinaryOp| match op {
+        BinaryOp::Lt => Some(BinaryOp::Ge),
+        BinaryOp::Le => Some(BinaryOp::Gt),
+        BinaryOp::Gt => Some(BinaryOp::Le),
+        BinaryOp::Ge => Some(BinaryOp::Lt),
+        _ => None,
+    };
+    // `x op y` is `y mirror(op) x`.
+    let mirror = |op: BinaryOp| match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        other => other,
+    };
+    let Some(c) = complement(*oa) else {
+        return false;
+    };
+    let same = (*ob == c && x1 == x2 && y1 == y2) || (mirror(*ob) == c && x1 == y2 && y1 == x2);
+    let lookup = |n: &str| {
+        sdfg.symbol_type(n)
+            .or_else(|| sdfg.arrays.get(n).map(|d| d.dtype))
+    };
+    let integral =
+        |e: &Expr| expr_type(e, &lookup).is_some_and(|t| t.is_integer() || t == DType::Bool);
+    same && integral(x1) && integral(y1)
 }
 
 impl<'a> Structurer<'a> {
-    fn new(r: &'a Region, start: BlockId) -> Structurer<'a> {
+    fn new(r: &'a Region, start: BlockId, sdfg: &'a Sdfg) -> Structurer<'a> {
         let n = r.blocks.len();
         let outs = r.out_edge_lists();
         let order = r.program_order(start);
@@ -116,6 +156,7 @@ impl<'a> Structurer<'a> {
             .collect();
         Structurer {
             r,
+            sdfg,
             outs,
             back,
             back_into,
@@ -153,7 +194,7 @@ impl<'a> Structurer<'a> {
                 // while-loop: exactly two edges, one into the body, one out.
                 let [a, b] = outs.as_slice() else { return None };
                 let (ea, eb) = (&self.r.edges[*a], &self.r.edges[*b]);
-                if !negation_of(&ea.condition, &eb.condition) {
+                if !negation_of(&ea.condition, &eb.condition, self.sdfg) {
                     return None;
                 }
                 // The body edge stays in the natural loop, the exit edge leaves it.
@@ -201,7 +242,7 @@ impl<'a> Structurer<'a> {
                 }
                 [a, b] => {
                     let (ea, eb) = (&self.r.edges[*a], &self.r.edges[*b]);
-                    if !negation_of(&ea.condition, &eb.condition)
+                    if !negation_of(&ea.condition, &eb.condition, self.sdfg)
                         || self.back.contains(a)
                         || self.back.contains(b)
                     {
@@ -229,5 +270,67 @@ impl<'a> Structurer<'a> {
                 _ => return None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::python::parse_expr;
+
+    fn sdfg_with(symbols: &[(&str, DType)]) -> Sdfg {
+        Sdfg {
+            id: 0,
+            name: "t".into(),
+            arg_names: Vec::new(),
+            arrays: NameMap::default(),
+            symbols: symbols.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+            callbacks: NameMap::default(),
+            redistributions: NameMap::default(),
+            assigned_types: NameMap::default(),
+            constants: NameMap::default(),
+            struct_types: Vec::new(),
+            global_code: NameMap::default(),
+            init_code: NameMap::default(),
+            exit_code: NameMap::default(),
+            body: Region {
+                label: String::new(),
+                kind: RegionKind::Plain,
+                blocks: Vec::new(),
+                edges: Vec::new(),
+                start: None,
+                path: String::new(),
+            },
+            path: String::new(),
+        }
+    }
+
+    fn negation(a: &str, b: &str, sdfg: &Sdfg) -> bool {
+        negation_of(&parse_expr(a).unwrap(), &parse_expr(b).unwrap(), sdfg)
+    }
+
+    #[test]
+    fn complementary_comparisons_of_integers_are_negations() {
+        let s = sdfg_with(&[
+            ("i", DType::Int32),
+            ("N", DType::Int64),
+            ("x", DType::Float64),
+        ]);
+        assert!(negation("i < N - 1", "i >= N - 1", &s));
+        assert!(negation("i < N", "N <= i", &s)); // mirrored operands
+        assert!(negation(
+            "k > 0",
+            "k <= 0",
+            &sdfg_with(&[("k", DType::Int32)])
+        ));
+        assert!(negation("i < N", "not (i < N)", &s));
+        // not complementary: another bound, the same direction, an equality
+        assert!(!negation("i < N", "i > N", &s));
+        assert!(!negation("i < N", "i >= N - 1", &s));
+        assert!(!negation("i < N", "i < N", &s));
+        // NaN fails both `x < 1.0` and `x >= 1.0`; an unknown type may be a float
+        assert!(!negation("x < 1.0", "x >= 1.0", &s));
+        assert!(!negation("i < x", "i >= x", &s));
+        assert!(!negation("u < 3", "u >= 3", &s));
     }
 }

@@ -540,7 +540,7 @@ impl<'a> FnWriter<'a> {
     /// Writes a region.
     pub fn region(&mut self, r: &Region, _label: &str) -> Result<()> {
         let Some(start) = r.start else { return Ok(()) };
-        if let Some(items) = structure(r)
+        if let Some(items) = structure(r, self.sdfg)
             && !(contains_while(&items) && has_loop_jumps(r))
         {
             return self.structured(r, &items);
