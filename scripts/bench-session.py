@@ -3,10 +3,12 @@
 sdfgc (`SDFGC_DACE=1`: sdfgc's code, built without CMake), each with fresh
 caches: what a gt4py user waits for (issue 25). Not part of CI.
 
-    python3 scripts/bench-session.py [--gens dace,sdfgc] [--out build/bench-session] [-- PYTEST ARGS]
+    python3 scripts/bench-session.py [--gens dace,sdfgc] [--phases] [--out build/bench-session] [-- PYTEST ARGS]
+    python3 scripts/bench-session.py --suite ../shared/icon4py --venv build/venv-icon -- \
+        --backend=dace_cpu --grid=simple --benchmark-disable model/atmosphere/dycore/tests/dycore/stencil_tests/test_x.py
 
 Default selection: gt4py 1.2.1's `ffront_tests -k dace_cpu`
-(../shared/gt4py-suite, about 50 minutes with DaCe's generator on 2 cores).
+(../shared/gt4py-suite, about 20 minutes with DaCe's generator on 2 quiet cores).
 Uses build/venv-gt4py (scripts/install-test-tools.sh) with the sdfgc package
 installed from this checkout (`--no-install` keeps what is there).
 
@@ -19,6 +21,9 @@ operating system's file cache gives a second run goes to DaCe's.
 library a copy, the session's wall clock is what gt4py and DaCe spend
 outside sdfgc and the compiler (the floor no code generator goes below). The load
 average is sampled every 30 s: numbers taken on a busy machine say so.
+`--phases` splits each run's time (scripts/session_phases): gt4py's
+translation, its compile step and the parts of `SDFG.compile()`, with
+gt4py's builds serial so that the phases are parts of the wall clock.
 
 Writes `summary.json` and `summary.md` under `--out`: per generator the wall
 clock, pytest's outcome counts, sdfgc's counts (compiled, refused, foreign
@@ -73,12 +78,23 @@ class LoadSampler(threading.Thread):
             self.stop.wait(self.every)
 
 
+def phase_totals(folder):
+    """{phase: {calls, total_s, median_s}} over the session's processes
+    (`session_phases/sitecustomize.py`)."""
+    calls = {}
+    for f in sorted(folder.glob("*.json")):
+        for name, secs in json.loads(f.read_text()).items():
+            calls.setdefault(name, []).extend(secs)
+    return {name: {"calls": len(secs), "total_s": round(sum(secs), 1),
+                   "median_s": round(statistics.median(secs), 3)} for name, secs in calls.items()}
+
+
 def run(gen, args, venv, pytest_args):
     out = Path(args.out)
     work = out / gen
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    shutil.copytree(SUITE, work / "suite")
+    shutil.copytree(args.suite, work / "suite")
     env = {k: v for k, v in os.environ.items() if k not in ("SDFGC", "PYTHONPATH", "SDFGC_DACE")}
     env.update(
         PATH=f"{venv}/bin:{env['PATH']}",
@@ -89,6 +105,9 @@ def run(gen, args, venv, pytest_args):
     )
     if gen == "sdfgc":
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=str(work / "sdfgc.log"))
+    if args.phases:  # every process adds up its phases; serial: they are parts of the wall clock
+        env.update(PYTHONPATH=str(ROOT / "scripts" / "session_phases"), SDFGC_PHASES_DIR=str(work / "phases"),
+                   GT4PY_BUILD_JOBS_MODE="serial")
     cmd = [f"{venv}/bin/python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=line",
            f"--junitxml={work / 'junit.xml'}", *pytest_args]
     sampler = LoadSampler()
@@ -109,6 +128,8 @@ def run(gen, args, venv, pytest_args):
         log = (work / "sdfgc.log").read_text().splitlines() if (work / "sdfgc.log").exists() else []
         for key in ("compiled", "refused", "foreign", "checked", "cmake"):
             rec[key] = sum(1 for line in log if line.startswith(key + " "))
+    if args.phases:
+        rec["phases"] = phase_totals(work / "phases")
     shutil.rmtree(work / "suite", ignore_errors=True)  # the caches stay for inspection
     return rec, res
 
@@ -116,15 +137,22 @@ def run(gen, args, venv, pytest_args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gens", default="sdfgc,dace")
+    ap.add_argument("--suite", default=str(SUITE),
+                    help="the test folder copied for each run (default: ../shared/gt4py-suite; "
+                         "ICON4Py's: ../shared/icon4py with --venv build/venv-icon)")
     ap.add_argument("--venv", default=str(ROOT / "build" / "venv-gt4py"))
     ap.add_argument("--out", default=str(ROOT / "build" / "bench-session"))
     ap.add_argument("--no-install", action="store_true")
     ap.add_argument("--sdfgc-cache", default=None, metavar="DIR",
                     help="sdfgc's cache to use instead of a fresh one (an earlier run's: every "
                          "library a copy, what is left is gt4py's and DaCe's own work)")
+    ap.add_argument("--phases", action="store_true",
+                    help="time gt4py's translation, its compile step and SDFG.compile()'s parts in every "
+                         "process (scripts/session_phases), with gt4py's builds serial")
     ap.add_argument("pytest_args", nargs="*", help=f"default: {FFRONT} -k dace_cpu")
     args = ap.parse_args()
-    venv = Path(args.venv)
+    args.out = str(Path(args.out).absolute())  # the runs' caches are named in other folders
+    venv = Path(args.venv).absolute()
     if not (venv / "bin" / "python").exists():
         sys.exit(f"error: {venv} is missing: run scripts/install-test-tools.sh")
     if not args.no_install:
@@ -154,6 +182,10 @@ def main():
         c = r["counts"]
         lines.append(f"| {r['gen']} | {r['wall_s']} | {c.get('passed', 0)} | {c.get('failed', 0) + c.get('error', 0)}"
                      f" | {c.get('skipped', 0)} | {c.get('xfailed', 0)} | {r['load_median']}, {r['load_max']} |")
+    for r in recs:
+        if "phases" in r:
+            lines.append(f"\n{r['gen']} phases (calls, total s, median s): " + ", ".join(
+                f"{k} {p['calls']} {p['total_s']} {p['median_s']}" for k, p in r["phases"].items()))
     walls = {r["gen"]: r["wall_s"] for r in recs}
     if "dace" in walls and "sdfgc" in walls:
         lines.append(f"\nsdfgc / DaCe wall clock: {walls['sdfgc'] / walls['dace']:.3f}")
