@@ -629,12 +629,38 @@ impl<'a> FnWriter<'a> {
         Ok(())
     }
 
-    /// Writes a region recovered as while loops and if/else.
+    /// Writes a region recovered as while loops and if/else. A counted loop
+    /// ([`counted_back_edge`]) is written as DaCe writes it, `for (init;
+    /// cond; update)`, the assignments of the edge into its guard as `init`.
     fn structured(&mut self, r: &Region, items: &[Structured]) -> Result<()> {
-        for it in items {
+        let mut init: Option<usize> = None;
+        for (k, it) in items.iter().enumerate() {
             match it {
                 Structured::Block(b) => self.block(&r.blocks[b.index()])?,
+                Structured::Edge(e)
+                    if items
+                        .get(k + 1)
+                        .and_then(|n| counted_back_edge(r, n))
+                        .is_some() =>
+                {
+                    init = Some(*e)
+                }
                 Structured::Edge(e) => self.assignments(&r.edges[*e].assignments),
+                Structured::While { header, cond, body }
+                    if let Some(back) = counted_back_edge(r, it) =>
+                {
+                    let i = init
+                        .take()
+                        .map(|e| self.assignment_list(&r.edges[e].assignments))
+                        .unwrap_or_default();
+                    let u = self.assignment_list(&r.edges[back].assignments);
+                    let c = self.cond(cond);
+                    self.out
+                        .line(format!("// loop {}", r.blocks[header.index()].label));
+                    self.out.open(format!("for ({i}; {c}; {u})"));
+                    self.structured(r, &body[..body.len() - 1])?;
+                    self.out.close();
+                }
                 Structured::While { header, cond, body } => {
                     let hb = &r.blocks[header.index()];
                     let c = self.cond(cond);
@@ -670,6 +696,15 @@ impl<'a> FnWriter<'a> {
             }
         }
         Ok(())
+    }
+
+    /// `a = 1, b = a + 1`: interstate assignments as one C expression.
+    fn assignment_list(&self, assigns: &[(String, Expr)]) -> String {
+        assigns
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", self.cond(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn assignments(&mut self, assigns: &[(String, Expr)]) {
@@ -896,6 +931,22 @@ fn contains_while(items: &[Structured]) -> bool {
         Structured::If { then, els, .. } => contains_while(then) || contains_while(els),
         _ => false,
     })
+}
+
+/// The back edge of a counted loop: a `while` whose guard state is empty and
+/// whose back edge (the body's last item) assigns, `i = i + 1`.
+fn counted_back_edge(r: &Region, it: &Structured) -> Option<usize> {
+    let Structured::While { header, body, .. } = it else {
+        return None;
+    };
+    let empty =
+        matches!(&r.blocks[header.index()].kind, BlockKind::State(st) if st.nodes.is_empty());
+    match body.last() {
+        Some(Structured::Edge(back)) if empty && !r.edges[*back].assignments.is_empty() => {
+            Some(*back)
+        }
+        _ => None,
+    }
 }
 
 /// True if the region (outside nested loops) has break/continue blocks, which
