@@ -40,6 +40,9 @@ import pytest
 
 from ._workspace import Workspace, numpy_allocator
 
+# --grid=torus:NxM and --levels K (python/sdfgc/icon4py_grid.py) come with this plugin.
+pytest_plugins = ["sdfgc.icon4py_grid"]
+
 MODES = ("scoped", "persistent", "pool", "external")
 POISON = 0xFF
 
