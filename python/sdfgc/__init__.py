@@ -16,7 +16,8 @@ library; numpy, DaCe, gt4py and cupy are used where installed.
 
 from ._binary import SdfgcError, binary, version
 from ._build import BuildResult, CompilerError, build, default_cache_dir, default_compiler, default_flags
+from ._load import MpiLoadError, load_library
 from ._workspace import Workspace, plan
 
 __all__ = ["binary", "version", "build", "BuildResult", "SdfgcError", "CompilerError", "Workspace", "plan",
-           "default_cache_dir", "default_compiler", "default_flags"]
+           "default_cache_dir", "default_compiler", "default_flags", "load_library", "MpiLoadError"]

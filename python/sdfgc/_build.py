@@ -3,8 +3,10 @@
 The cache key is the SDFG file's bytes, every option that changes the
 library (target, mode, offload, extra sdfgc arguments, compiler and flags)
 and `sdfgc --version` with a digest of the executable; a hit returns the library built before without
-running anything. Entries are built in a private folder and renamed into
-place, so concurrent builds of the same program are safe.
+running anything. Any number of processes may build into one cache: each
+entry is built by one process under a file lock (`<cache>/.locks/<key>.lock`)
+in a private folder renamed into place; the others wait and reuse it, and a
+process killed halfway leaves nothing that looks finished (`_locks`).
 """
 
 import hashlib
@@ -15,6 +17,7 @@ import subprocess
 import tempfile
 
 from ._binary import SdfgcError, binary, identity
+from ._locks import lock_for, publish_folder, remove_stale
 
 _EXT = {"cpp": "cpp", "cuda": "cu", "hip": "hip"}
 _COMPILER_ENV = {"cpp": ("CXX", "g++"), "cuda": ("NVCC", "nvcc"), "hip": ("HIPCC", "hipcc")}
@@ -144,52 +147,67 @@ def build(sdfg_or_path, target="cpp", mode=None, offload=False, build_dir=None, 
     digest = key.hexdigest()[:24]
     root = os.path.abspath(build_dir or default_cache_dir())
     final = os.path.join(root, digest)
-    done = os.path.join(final, "library.json")
-    if cache and os.path.exists(done):
-        with open(done) as fh:
-            meta = json.load(fh)
-        lib = os.path.join(final, meta["library"])
-        if os.path.exists(lib):
-            return _result(lib, True, meta["name"], final)
+    if cache:
+        found = _finished(final)
+        if found:
+            return found
     os.makedirs(root, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f".{digest}-", dir=root)
-    try:
-        src_sdfg = os.path.join(work, "program.sdfg")
-        with open(src_sdfg, "wb") as fh:
-            fh.write(data)
-        r = subprocess.run([exe, src_sdfg, *args, "-o", work], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise SdfgcError(_located(r.stderr, sdfg_or_path, src_sdfg) or f"sdfgc exited with {r.returncode}")
-        sources = [f for f in os.listdir(work) if f.endswith("." + _EXT[target])]
-        if len(sources) != 1:
-            raise SdfgcError(f"sdfgc wrote {sources} for one SDFG in {work}")
-        name = sources[0][: -len(_EXT[target]) - 1]
-        lib_name = f"lib{name}.so"
-        with open(os.path.join(work, sources[0])) as fh:
-            calls_cublas = "\n#include <cublas_v2.h>\n" in fh.read()
-        if calls_cublas and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
-            libs = [*libs, "-lcublas"]
-        with open(os.path.join(work, sources[0])) as fh:
-            calls_mpi = "\n#include <mpi.h>\n" in fh.read()
-        cflags_mpi, libs_mpi = (mpi_flags(cc) if calls_mpi else ([], []))
-        cmd = [*cc.split(), *cflags, *cflags_mpi, sources[0], "-o", lib_name, *libs, *libs_mpi]
-        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")
-        with open(os.path.join(work, "library.json"), "w") as fh:
-            json.dump({"name": name, "library": lib_name, "command": cmd, "sdfgc": [exe, *args]}, fh)
-        if os.path.exists(final) and not os.path.exists(done):  # a stale entry (cache=False, or broken)
-            shutil.rmtree(final, ignore_errors=True)
+    # One builder per entry: the others wait here, then find it finished.
+    with lock_for(root, digest):
+        if cache:
+            found = _finished(final)
+            if found:
+                return found
+        remove_stale(root, f".{digest}-")  # what a killed builder of this entry left
+        work = tempfile.mkdtemp(prefix=f".{digest}-", dir=root)
         try:
-            os.rename(work, final)
-        except OSError:  # a concurrent build of the same key won: its entry is the same library
+            name, lib_name = _compile(work, data, exe, args, cc, cflags, libs, target, sdfg_or_path)
+            publish_folder(work, final)
+            return _result(os.path.join(final, lib_name), False, name, final)
+        except BaseException:
             shutil.rmtree(work, ignore_errors=True)
-            if not os.path.exists(done):
-                raise
-        return _result(os.path.join(final, lib_name), False, name, final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+            raise
+
+
+def _finished(final):
+    """The result of a finished cache entry, or None (absent, or not whole)."""
+    try:
+        with open(os.path.join(final, "library.json")) as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    lib = os.path.join(final, meta["library"])
+    return _result(lib, True, meta["name"], final) if os.path.exists(lib) else None
+
+
+def _compile(work, data, exe, args, cc, cflags, libs, target, given):
+    """sdfgc, then the compiler, in the private folder `work`; writes
+    `library.json` last. Returns (program name, library file name)."""
+    src_sdfg = os.path.join(work, "program.sdfg")
+    with open(src_sdfg, "wb") as fh:
+        fh.write(data)
+    r = subprocess.run([exe, src_sdfg, *args, "-o", work], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SdfgcError(_located(r.stderr, given, src_sdfg) or f"sdfgc exited with {r.returncode}")
+    sources = [f for f in os.listdir(work) if f.endswith("." + _EXT[target])]
+    if len(sources) != 1:
+        raise SdfgcError(f"sdfgc wrote {sources} for one SDFG in {work}")
+    name = sources[0][: -len(_EXT[target]) - 1]
+    lib_name = f"lib{name}.so"
+    with open(os.path.join(work, sources[0])) as fh:
+        code = fh.read()
+    if "\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
+        libs = [*libs, "-lcublas"]
+    calls_mpi = "\n#include <mpi.h>\n" in code
+    cflags_mpi, libs_mpi = (mpi_flags(cc) if calls_mpi else ([], []))
+    cmd = [*cc.split(), *cflags, *cflags_mpi, sources[0], "-o", lib_name, *libs, *libs_mpi]
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise CompilerError(f"{' '.join(cmd)} failed in {work}:\n{r.stderr.strip()}")
+    meta = {"name": name, "library": lib_name, "command": cmd, "sdfgc": [exe, *args], "mpi": calls_mpi}
+    with open(os.path.join(work, "library.json"), "w") as fh:
+        json.dump(meta, fh)
+    return name, lib_name
 
 
 def _located(stderr: str, given, copy: str) -> str:

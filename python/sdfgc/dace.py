@@ -20,6 +20,15 @@ sdfgc's message: there is no silent fallback to DaCe's generator
 library loaded while the switch is on, and every `load()`, is checked: the
 parameter lists it states must be the ones `CompiledSDFG` passes
 (`check_abi`).
+
+Any number of processes (MPI ranks that all compile, pytest-xdist workers,
+gt4py's build pools) may compile into one build folder and one cache:
+DaCe's writes to a program folder hold its lock, the library is built once
+under the cache entry's lock, and whether a folder holds sdfgc's code is
+decided from what this process generated, never from a file another process
+may be rewriting (`_dace_build`). A library that calls MPI and cannot be
+loaded (not linked with MPI, none loaded in the process) raises
+`sdfgc.MpiLoadError` naming the program and how to build or load it.
 """
 
 import copy
@@ -32,12 +41,15 @@ import tempfile
 
 from . import SdfgcError, _dace_build, binary
 from ._build import build, offload_args
+from ._load import MpiLoadError, diagnose
+from ._locks import folder_lock
 from ._workspace import Workspace
 
 log = logging.getLogger("sdfgc.dace")
 
 _original = None
 _original_compile = None  # DaCe's compiler.configure_and_compile (its CMake build)
+_original_folder = None  # DaCe's compiler.generate_program_folder
 _original_init = None
 _original_initialize = None
 _options = {}
@@ -240,14 +252,36 @@ def _generate_code(sdfg, validate=True):
     return [obj, head, main]
 
 
+def _generate_program_folder(sdfg, code_objects, out_path, *args, **kwargs):
+    """Replacement of `dace.codegen.compiler.generate_program_folder`: DaCe
+    writes the folder holding its lock (another process compiling the same
+    program reads none of its files half-written), and this process
+    remembers what it wrote there (`_dace_build.remember`)."""
+    os.makedirs(out_path, exist_ok=True)
+    with folder_lock(out_path):
+        folder = _original_folder(sdfg, code_objects, out_path, *args, **kwargs)
+    _dace_build.remember(folder if folder is not None else out_path, code_objects)
+    return folder
+
+
 def _configure_and_compile(program_folder, program_name=None, output_stream=None, **kwargs):
     """Replacement of `dace.codegen.compiler.configure_and_compile`: sdfgc's
     translation unit is compiled directly, without CMake (`_dace_build`);
-    DaCe's own code (an explicit fallback) goes to DaCe's CMake build."""
-    if _dace_build.sdfgc_source(os.path.abspath(program_folder), program_name or
-                                os.path.basename(os.path.abspath(program_folder))) is None:
-        _log(f"cmake {program_name}: not sdfgc's code, DaCe's CMake build")
-    return _dace_build.configure_and_compile(_original_compile, program_folder, program_name, output_stream, **kwargs)
+    DaCe's own code (an explicit fallback) goes to DaCe's CMake build. Which
+    of the two a folder holds is what this process generated there."""
+    name = program_name or os.path.basename(os.path.abspath(program_folder))
+    found = _dace_build.find_program(program_folder, name)
+    if found is None:
+        _log(f"cmake {name}: not sdfgc's code, DaCe's CMake build")
+    return _dace_build.configure_and_compile(_original_compile, program_folder, program_name, output_stream,
+                                             found=found if found is not None else False, **kwargs)
+
+
+def _load_failure(error, library, program):
+    """sdfgc's message for a library that calls MPI and failed to load, or
+    None (the original error stands)."""
+    message = diagnose(library, program)
+    return MpiLoadError(message) if message else None
 
 
 def _sdfg_external_storages(sdfg):
@@ -305,7 +339,7 @@ def enable(mode=None, target=None, offload=False, extra_args=(), fallback=False,
     DaCe's cache is untouched: with `compiler.use_cache` (or an unchanged
     SDFG in an existing build folder) DaCe reuses the library in its build
     folder, whichever generator built it."""
-    global _original, _original_compile, _original_init, _original_initialize
+    global _original, _original_compile, _original_folder, _original_init, _original_initialize
     from dace.codegen import codegen, compiler
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
@@ -320,11 +354,14 @@ def enable(mode=None, target=None, offload=False, extra_args=(), fallback=False,
     if _original_compile is None:
         _original_compile = compiler.configure_and_compile
         compiler.configure_and_compile = _configure_and_compile
+    if _original_folder is None:
+        _original_folder = compiler.generate_program_folder
+        compiler.generate_program_folder = _generate_program_folder
     if _original_init is None:
         _original_init = CompiledSDFG.__init__
 
         def init(self, *args, **kwargs):
-            _original_init(self, *args, **kwargs)
+            _init_checked_load(self, *args, **kwargs)
             if check_abi(self):
                 _log(f"checked {self._sdfg.name}")
             else:  # DaCe's cache or an explicit fallback
@@ -346,7 +383,7 @@ def disable():
     """Restores DaCe's own code generator. The load-time wrappers stay: a
     library sdfgc built before still gets its ABI check and, on its first
     call, its workspace (they do nothing for DaCe's own libraries)."""
-    global _original, _original_compile
+    global _original, _original_compile, _original_folder
     if _original is not None:
         from dace.codegen import codegen
 
@@ -357,6 +394,11 @@ def disable():
 
         compiler.configure_and_compile = _original_compile
         _original_compile = None
+    if _original_folder is not None:
+        from dace.codegen import compiler
+
+        compiler.generate_program_folder = _original_folder
+        _original_folder = None
 
 
 def enabled() -> bool:
@@ -372,6 +414,21 @@ def enable_from_environment():
                offload={"1": True, "host-args": "host-args", "device-args": "device-args"}.get(
                    os.environ.get("SDFGC_OFFLOAD", "")), fallback=os.environ.get("SDFGC_FALLBACK") == "1",
                blas=os.environ.get("SDFGC_BLAS") or None)
+
+
+def _init_checked_load(csdfg, sdfg, lib, *args, **kwargs):
+    """DaCe's `CompiledSDFG.__init__` (which loads the library), with
+    sdfgc's message when the library calls MPI and cannot be loaded."""
+    from dace.codegen.compiled_sdfg import CompiledSDFG
+
+    try:
+        (_original_init or CompiledSDFG.__init__)(csdfg, sdfg, lib, *args, **kwargs)
+    except (OSError, RuntimeError) as e:
+        better = _load_failure(e, getattr(lib, "_library_filename", None), getattr(sdfg, "name", None))
+        if better is None:
+            raise
+        _log(f"unloadable {getattr(sdfg, 'name', '?')}: {better}")
+        raise better from e
 
 
 def _stub(folder, name, compiler=None):
@@ -419,7 +476,7 @@ def load(sdfg, target="cpp", mode=None, offload=False, build_dir=None, compiler=
     except TypeError:
         dll = csd.ReloadableDLL(str(lib))  # DaCe 2.x: the stub is found from the library's name
     csdfg = csd.CompiledSDFG.__new__(csd.CompiledSDFG)
-    (_original_init or csd.CompiledSDFG.__init__)(csdfg, prog, dll, prog.arg_names)
+    _init_checked_load(csdfg, prog, dll, prog.arg_names)
     if not check_abi(csdfg):
         raise SdfgcAbiError(f"{lib} states no parameter lists (__sdfgc_signature_{prog.name})")
     workspaces = _workspaces(workspace)

@@ -287,6 +287,8 @@ def test_environment_link_flags_without_cmake(build_folder, no_cmake):
     cache = os.path.join(os.environ["SDFGC_CACHE_DIR"], "dace-lib")
     commands = []
     for entry in os.listdir(cache):
+        if entry.startswith("."):  # .locks
+            continue
         with open(os.path.join(cache, entry, "library.json")) as fh:
             commands.append(json.load(fh)["command"])
     assert len(commands) == 1 and "-lopenblas" in commands[0], commands
