@@ -79,9 +79,10 @@ fi
 if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1 || [ ! -x "$VENV/bin/maturin" ]; then
     "$VENV/bin/python" -m pip install --quiet pytest 'maturin>=1.5,<2'
 fi
-# DaCe's own tests (scripts/dace-tests.py --ci) import scipy and run under pytest-timeout.
-if ! "$VENV/bin/python" -c 'import scipy, pytest_timeout' >/dev/null 2>&1; then
-    "$VENV/bin/python" -m pip install --quiet scipy pytest-timeout
+# DaCe's own tests (scripts/dace-tests.py --ci) import scipy and run under pytest-timeout;
+# python/tests/test_concurrency.py runs two pytest-xdist workers on one build cache.
+if ! "$VENV/bin/python" -c 'import scipy, pytest_timeout, xdist' >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet scipy pytest-timeout pytest-xdist
 fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"
 
