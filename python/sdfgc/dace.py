@@ -416,14 +416,17 @@ def enable_from_environment():
                blas=os.environ.get("SDFGC_BLAS") or None)
 
 
-def _init_checked_load(csdfg, sdfg, lib, *args, **kwargs):
-    """DaCe's `CompiledSDFG.__init__` (which loads the library), with
-    sdfgc's message when the library calls MPI and cannot be loaded."""
+def _init_checked_load(csdfg, *args, **kwargs):
+    """DaCe's `CompiledSDFG.__init__(sdfg, lib, ...)` (which loads the
+    library), with sdfgc's message when the library calls MPI and cannot be
+    loaded."""
     from dace.codegen.compiled_sdfg import CompiledSDFG
 
     try:
-        (_original_init or CompiledSDFG.__init__)(csdfg, sdfg, lib, *args, **kwargs)
+        (_original_init or CompiledSDFG.__init__)(csdfg, *args, **kwargs)
     except (OSError, RuntimeError) as e:
+        sdfg = kwargs.get("sdfg", args[0] if args else None)
+        lib = kwargs.get("lib", args[1] if len(args) > 1 else None)
         better = _load_failure(e, getattr(lib, "_library_filename", None), getattr(sdfg, "name", None))
         if better is None:
             raise
