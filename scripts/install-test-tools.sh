@@ -10,6 +10,8 @@
 #     package (`pip install --no-build-isolation ./python` in scripts/test.sh);
 #   * a Python 3.12 venv with gt4py 1.2.1 and DaCe 2.0.0a10 under
 #     build/venv-gt4py, for the gt4py slice (scripts/gt4py-suite.sh --ci);
+#   * a Python 3.12 venv with ICON4Py 0.4.1 (and the same gt4py and DaCe) under
+#     build/venv-icon4py, for the ICON4Py torus slice (scripts/icon4py-torus.sh --ci);
 #   * ccache, through which the tests compile the generated libraries.
 # Idempotent: finished steps are skipped on a second run.
 set -euo pipefail
@@ -87,8 +89,8 @@ fi
 echo "dace: $("$VENV/bin/python" -c 'import dace; print(dace.__version__)') in $VENV"
 
 # ---- gt4py 1.2.1 + DaCe 2.0.0a10 on Python 3.12 ----
-GT=build/venv-gt4py
-if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x "$GT/bin/maturin" ]; then
+# Sets py312 to a Python 3.12.
+find_python312() {
     py312=python3.12  # else pyenv's (its shim may exist without being selected)
     "$py312" -c pass 2>/dev/null ||
         py312=$(ls "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 2>/dev/null | head -1)
@@ -98,13 +100,36 @@ if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x 
         "$VENV/bin/uv" python install 3.12
         py312=$("$VENV/bin/uv" python find 3.12)
     fi
-    [ -n "$py312" ] || { echo "error: the gt4py slice needs Python 3.12 (python3.12, pyenv or uv)" >&2; exit 1; }
+    [ -n "$py312" ] || { echo "error: the gt4py and ICON4Py slices need Python 3.12 (python3.12, pyenv or uv)" >&2; exit 1; }
+}
+GT=build/venv-gt4py
+if ! "$GT/bin/python" -c 'import gt4py, dace, pytest' >/dev/null 2>&1 || [ ! -x "$GT/bin/maturin" ]; then
+    find_python312
     rm -rf "$GT"
     "$py312" -m venv "$GT"
     "$GT/bin/python" -m pip install --quiet gt4py==1.2.1 dace==2.0.0a10 pytest hypothesis pytest-timeout \
         pytest-benchmark pytest-factoryboy pytest-xdist psutil 'maturin>=1.5,<2'
 fi
 echo "gt4py: $("$GT/bin/python" -c 'import gt4py; print(gt4py.__version__)') in $GT"
+
+# ---- ICON4Py 0.4.1 (../shared/icon4py/README.md) on Python 3.12 ----
+# Its dycore stencil tests on a torus grid (scripts/icon4py-torus.sh --ci) and
+# python/tests/test_torus.py against ICON4Py's own grid objects. About 2.5
+# minutes on 2 cores from an empty pip cache. icon4py-driver is imported by
+# icon4py.model.testing's fixtures, and imports microphysics and tracer advection.
+IC=build/venv-icon4py
+if ! "$IC/bin/python" -c 'from importlib.metadata import version as v; [v(p) for p in ("icon4py-testing",
+        "icon4py-atmosphere-dycore", "icon4py-driver", "gt4py", "dace", "pytest-xdist", "pytest-timeout")]' \
+        >/dev/null 2>&1 || [ ! -x "$IC/bin/maturin" ]; then
+    find_python312
+    rm -rf "$IC"
+    "$py312" -m venv "$IC"
+    "$IC/bin/python" -m pip install --quiet icon4py-common==0.4.1 icon4py-testing==0.4.1 \
+        icon4py-atmosphere-dycore==0.4.1 icon4py-driver==0.4.1 icon4py-atmosphere-microphysics==0.4.1 \
+        icon4py-atmosphere-tracer-advection==0.4.1 gt4py==1.2.1 dace==2.0.0a10 pytest pytest-xdist \
+        pytest-timeout pytest-benchmark hypothesis pytest-factoryboy psutil 'maturin>=1.5,<2'
+fi
+echo "icon4py: $("$IC/bin/python" -c 'from importlib import metadata; print(metadata.version("icon4py-common"))') in $IC"
 
 # ---- ccache (tests/common/cxx.rs compiles generated libraries through it) ----
 if ! command -v ccache >/dev/null 2>&1; then

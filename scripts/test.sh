@@ -22,6 +22,12 @@ env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-gt4py/bin:$PATH" SDFGC_CACHE_DI
     build/venv-gt4py/bin/python -m pytest -q -p no:cacheprovider python/tests/test_load.py
 # gt4py 1.2.1's own tests (a slice, both DaCe CPU backends) through SDFGC_DACE=1.
 SDFGC_CARGO_PROFILE=ci bash scripts/gt4py-suite.sh --ci
+# ICON4Py 0.4.1's dycore stencil tests on a torus grid (7 stencils at
+# torus:16x8, the project's pytest plugin) through SDFGC_DACE=1; then the torus
+# against ICON4Py's own grid objects (its venv, where the package is now installed).
+SDFGC_CARGO_PROFILE=ci bash scripts/icon4py-torus.sh --ci
+env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-icon4py/bin:$PATH" \
+    build/venv-icon4py/bin/python -m pytest -q -p no:cacheprovider python/tests/test_torus.py
 # A slice of DaCe 1.0.2's own tests (scripts/dace-tests-ci.txt: copies, views,
 # symbols, nested SDFGs, reductions, library nodes, dynamic map ranges) through SDFGC_DACE=1.
 python3 scripts/dace-tests.py --ci --venv build/venv-dace --out build/dace-tests-ci
