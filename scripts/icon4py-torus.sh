@@ -11,8 +11,9 @@
 # --dace: DaCe's own generator (no SDFGC_DACE) for comparison. --no-install:
 # use the sdfgc package and binary already in the venv (a long run that must
 # not pick up a tree being edited). Writes build/icon4py-torus/<tag>/
-# (pytest.log, junit.xml, sdfgc.log) and prints pytest's summary line, the
-# outcome counts and sdfgc's counters: SDFGs compiled, refused, libraries
+# (pytest.log, junit.xml, sdfgc.log; workspace.json, the shared workspace's
+# programs and size, for a *_external backend) and prints pytest's summary
+# line, the outcome counts and sdfgc's counters: SDFGs compiled, refused, libraries
 # loaded with their parameter lists checked, loaded but not built by sdfgc,
 # built by DaCe's CMake. A check test added to the copy first asserts that
 # the `grid` fixture is the torus asked for. With --ci it fails unless every
@@ -79,6 +80,8 @@ EOF
 args=(-p no:cacheprovider -p sdfgc.icon4py_modes "--backend=$backend" "--grid=$grid" "--levels" "$levels"
   --benchmark-disable --timeout=3600 -v -rfE "--junitxml=$out/junit.xml")
 [ "$jobs" -gt 1 ] && args+=(-n "$jobs")
+# EXTERNAL: the programs the one shared workspace served and its size (FILE.gw0, ... under -n)
+case "$backend" in *_external) args+=("--workspace-report=$out/workspace.json") ;; esac
 envs=(GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_BUILD_CACHE_DIR="$out/gt4py-cache"
   SDFGC_CACHE_DIR="$out/sdfgc-cache" PATH="$venv/bin:$PATH")
 [ $gen = sdfgc ] && envs+=(SDFGC_DACE=1 SDFGC_DACE_LOG="$out/sdfgc.log")
