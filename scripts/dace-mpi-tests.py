@@ -6,6 +6,13 @@ test builds its programs on every side (minutes).
 
     python3 scripts/dace-mpi-tests.py [--np 4] [--sides dace,sdfgc] [-k EXPR] [--out build/dace-mpi]
     python3 scripts/dace-mpi-tests.py --samples jacobi_1d,jacobi_2d,poly_gemm,poly_gesummv [--np 1,2,4]
+    python3 scripts/dace-mpi-tests.py --sides sdfgc --every-rank-compiles
+
+With `--every-rank-compiles`, DaCe's `distributed_compile` (rank 0 compiles,
+the others load its library) compiles on every rank at once, into one build
+folder (the plugin `scripts/dace_mpi_every_rank.py`). Every side counts the
+CMake runs of each test (a `cmake` on PATH that logs each call and runs the
+real one): through sdfgc there must be none.
 
 Each test id runs alone (`mpirun -np N --oversubscribe python -m pytest ID`)
 from its side's own copy of `../shared/dace-tests` (fresh `.dacecache`), with
@@ -55,25 +62,45 @@ def first_error(text):
     return ""
 
 
+def cmake_counter(folder):
+    """A folder holding a `cmake` that appends its arguments to
+    `folder/cmake.log` and runs the real cmake."""
+    real = shutil.which("cmake") or "cmake"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cmake").write_text(f'#!/bin/sh\necho "$*" >> "{folder / "cmake.log"}"\nexec "{real}" "$@"\n')
+    (folder / "cmake").chmod(0o755)
+    return folder
+
+
+def cmake_runs(folder):
+    log = folder / "cmake.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
 def run_side(side, args, ids):
     src = args.out / side / "suite"
     shutil.rmtree(args.out / side, ignore_errors=True)
     src.mkdir(parents=True)
+    counter = cmake_counter(args.out / side / "cmake-bin")
     shutil.copytree(SUITE / "tests", src / "tests")
     shutil.copy(SUITE / "pytest.ini", src / "pytest.ini")
     env = dict(os.environ)
     env.pop("SDFGC_DACE", None)
     env.update(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PATH=f"{counter}{os.pathsep}{env['PATH']}")
+    paths = [str(ROOT / "scripts")] if args.every_rank_compiles else []
     if side == "sdfgc":
-        env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=str(args.out / side / "sdfgc.log"),
-                   PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "python" / "sdfgc" / "_startup"),
-                                               env.get("PYTHONPATH", "")]))
+        env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=str(args.out / side / "sdfgc.log"))
+        paths += [str(ROOT / "python"), str(ROOT / "python" / "sdfgc" / "_startup")]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+    plugin = ["-p", "dace_mpi_every_rank"] if args.every_rank_compiles else []
     out = {}
     for tid in ids:
         t0 = time.time()
+        before = cmake_runs(counter)
         cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", args.python, "-m", "pytest", "-q", "-x",
-               "-p", "no:cacheprovider", "-m", "mpi", tid]
+               "-p", "no:cacheprovider", *plugin, "-m", "mpi", tid]
         try:
             r = subprocess.run(cmd, cwd=src, env=env, text=True, capture_output=True, timeout=args.timeout)
             text, rc = r.stdout + r.stderr, r.returncode
@@ -84,8 +111,10 @@ def run_side(side, args, ids):
             state = "timeout"
         secs = time.time() - t0
         (args.out / side / (re.sub(r"\W+", "_", tid) + ".log")).write_text(text)
-        out[tid] = {"state": state, "seconds": round(secs, 1), "error": "" if state == "passed" else first_error(text)}
-        print(f"{side:6} {state:8} {secs:6.1f}s {tid} {out[tid]['error'][:120]}", flush=True)
+        out[tid] = {"state": state, "seconds": round(secs, 1), "error": "" if state == "passed" else first_error(text),
+                    "cmake": cmake_runs(counter) - before}
+        print(f"{side:6} {state:8} {secs:6.1f}s cmake {out[tid]['cmake']:3} {tid} {out[tid]['error'][:120]}",
+              flush=True)
     return out
 
 
@@ -139,6 +168,8 @@ def main():
     ap.add_argument("-k", default="")
     ap.add_argument("--python", default=str(ROOT / "build" / "venv-dace" / "bin" / "python"))
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--every-rank-compiles", action="store_true",
+                    help="every rank compiles at once (DaCe's distributed_compile: rank 0 only)")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "dace-mpi")
     args = ap.parse_args()
     args.out = args.out.resolve()
@@ -150,12 +181,15 @@ def main():
     sides = list(results)
     md = [f"| test | {' | '.join(sides)} | note |", "|---|" + "---|" * len(sides) + "---|"]
     for tid in ids:
-        cells = [f"{results[s][tid]['state']} ({results[s][tid]['seconds']} s)" for s in sides]
+        cells = [f"{results[s][tid]['state']} ({results[s][tid]['seconds']} s, cmake {results[s][tid]['cmake']})"
+                 for s in sides]
         note = next((results[s][tid]["error"] for s in sides if results[s][tid]["error"]), "")
         md.append(f"| `{tid}` | {' | '.join(cells)} | {note} |")
     for s in sides:
         n = sum(r["state"] == "passed" for r in results[s].values())
-        md.append(f"\n{s}: {n} of {len(ids)} passed (mpirun -np {args.np})")
+        runs = sum(r["cmake"] for r in results[s].values())
+        every = ", every rank compiling" if args.every_rank_compiles else ""
+        md.append(f"\n{s}: {n} of {len(ids)} passed (mpirun -np {args.np}{every}), {runs} CMake runs")
     (args.out / "results.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 
