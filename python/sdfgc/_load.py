@@ -104,7 +104,11 @@ def mpi_load_error(path, program=None, loader_error=""):
     who = f"library {path}" + (f" of program '{program}'" if program else "")
     shown = ", ".join(symbols[:4]) + (", ..." if len(symbols) > 4 else "")
     loader = f" (the loader: {loader_error.strip()})" if loader_error else ""
-    if libs:
+    if libs and "undefined symbol" in loader_error:
+        cause = (f"the MPI library it finds lacks a symbol it needs{loader}: it was built against another MPI "
+                 f"({impl}, {', '.join(libs)}) than the one loaded; rebuild it with this machine's MPI (mpicxx), or "
+                 f"run it with the MPI it was built with (LD_LIBRARY_PATH, mpirun of that MPI)")
+    elif libs:
         missing = [n for n in libs if n in loader_error] or libs
         cause = (f"it links {impl}'s {', '.join(missing)}, which the loader cannot find{loader}: install that MPI "
                  f"(e.g. Debian's openmpi-bin libopenmpi-dev) or put the folder of {missing[0]} on "
