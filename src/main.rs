@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, OffloadArgs, Target};
+use sdfgc::report::FileSymbols;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -17,6 +18,7 @@ Examples:
   sdfgc check program.sdfg other.sdfg                     # load, validate, summarise
   sdfgc p.sdfg --target cuda --offload=device-args        # a CPU SDFG on the GPU, device arguments
   sdfgc check p.sdfg --offload --host-map outer           # what runs where once offloaded
+  sdfgc p.sdfg --mode external --symbol N=100 --stats-svg ws.svg   # a picture of the workspace
 
 Exit status: 0 success, 1 invalid or unsupported input, 2 usage error.";
 
@@ -90,13 +92,18 @@ struct CompileArgs {
     /// Write the --stats report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// Write the workspace as an SVG picture to FILE: per program and storage,
+    /// each transient's live range (x: states in execution order) at its byte
+    /// offset (y), the packed layout beside DaCe's sequential one, with totals.
+    #[arg(long, value_name = "FILE")]
+    stats_svg: Option<PathBuf>,
     /// Also write a Make-style depfile to FILE: per input, the rule
     /// `<outputs>: <input.sdfg> <sdfgc executable>` (for build systems: CMake's DEPFILE, Ninja, Make).
     #[arg(long, value_name = "FILE")]
     depfile: Option<PathBuf>,
     /// Write nothing: regenerate in memory and exit 1 if any output file on disk
     /// differs or is missing (checks committed generated code).
-    #[arg(long, conflicts_with_all = ["depfile", "stats", "stats_json"])]
+    #[arg(long, conflicts_with_all = ["depfile", "stats", "stats_json", "stats_svg"])]
     verify: bool,
     /// A symbol value for --stats (repeatable): NAME=VALUE.
     #[arg(long = "symbol", value_name = "NAME=VALUE", value_parser = parse_symbol)]
@@ -153,7 +160,7 @@ enum Command {
     /// The workspace each program needs per storage, and the maximum over all
     /// of them: the size of the one buffer an application allocates.
     #[command(
-        after_help = "Example:\n  sdfgc plan build/*.sdfg --target cpp --mode external --symbol N=1000"
+        after_help = "Examples:\n  sdfgc plan build/*.sdfg --target cpp --mode external --symbol N=1000\n  sdfgc plan build/*.sdfg --mode external --symbol N=1000 --svg plan.svg   # also the picture"
     )]
     Plan {
         /// SDFG files.
@@ -174,9 +181,17 @@ enum Command {
         /// Workspace layout.
         #[arg(long, value_enum, default_value_t = Layout::Packed)]
         workspace_layout: Layout,
+        /// Symbol values per file: a JSON object {"<sdfg file as given>": {"NAME": VALUE, ...}};
+        /// they take precedence over --symbol for that file.
+        #[arg(long, value_name = "FILE")]
+        symbols_json: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also write the picture of every program's workspace (packed beside
+        /// DaCe's sequential layout) under the size to allocate, as SVG, to FILE.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
     },
 }
 
@@ -226,7 +241,9 @@ fn main() -> ExitCode {
             symbols,
             workspace_align,
             workspace_layout,
+            symbols_json,
             json,
+            svg,
         }) => {
             let opts = CompileOptions {
                 mode,
@@ -234,11 +251,24 @@ fn main() -> ExitCode {
                 layout: workspace_layout,
                 ..CompileOptions::new(target)
             };
+            let per_file = match symbols_json.as_deref().map(FileSymbols::read_json) {
+                None => Default::default(),
+                Some(Ok(m)) => m,
+                Some(Err(e)) => {
+                    eprintln!("error: --symbols-json: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let symbols = FileSymbols {
+                all: symbols.into_iter().collect(),
+                per_file,
+            };
             sdfgc::report::plan(
                 &files,
                 &opts,
-                &symbols.into_iter().collect(),
+                &symbols,
                 json,
+                svg.as_deref(),
                 &mut std::io::stdout(),
             )
         }
@@ -266,7 +296,7 @@ fn main() -> ExitCode {
                 offload_args: c.offload.unwrap_or_default(),
                 host_maps: c.host_maps.clone(),
             };
-            if c.stats || c.stats_json.is_some() {
+            if c.stats || c.stats_json.is_some() || c.stats_svg.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();
                 let r = sdfgc::report::stats(
                     &c.files,
@@ -274,6 +304,7 @@ fn main() -> ExitCode {
                     &symbols,
                     c.stats,
                     c.stats_json.as_deref(),
+                    c.stats_svg.as_deref(),
                     &mut std::io::stdout(),
                 );
                 if r.is_err() || c.output.is_none() {

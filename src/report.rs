@@ -1,5 +1,8 @@
 //! `--stats` and `sdfgc plan`: what the workspace of each program needs.
 
+pub mod picture;
+pub mod svg;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -245,7 +248,8 @@ pub fn check_offload(
     }
 }
 
-fn prepare(files: &[PathBuf], opts: &CompileOptions) -> (Vec<(PathBuf, Program)>, Vec<Error>) {
+/// Loads, validates and prepares every file; the errors of those that fail.
+pub fn prepare(files: &[PathBuf], opts: &CompileOptions) -> (Vec<(PathBuf, Program)>, Vec<Error>) {
     let mut ok = Vec::new();
     let mut errors = Vec::new();
     for f in files {
@@ -264,16 +268,42 @@ fn show(v: &Value) -> String {
     }
 }
 
-/// `--stats` / `--stats-json`: the layout of every program's workspace.
+/// Writes a report file; an error names it.
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text)
+        .map_err(|e| Error::new(ErrorKind::Io, "", format!("{}: {e}", path.display())))
+}
+
+/// The `--stats-svg` picture of these programs: per program and storage,
+/// the packed layout beside DaCe's sequential one.
+pub fn stats_svg(programs: &[(PathBuf, Program)], symbols: &Symbols) -> String {
+    let pictures: Vec<picture::ProgramPicture> = programs
+        .iter()
+        .map(|(f, p)| picture::ProgramPicture::of(&f.display().to_string(), p, symbols))
+        .collect();
+    let title = match pictures.as_slice() {
+        [one] => format!("sdfgc workspace: {}", one.name),
+        many => format!("sdfgc workspace: {} programs", many.len()),
+    };
+    svg::render(&title, &pictures, None)
+}
+
+/// `--stats` / `--stats-json` / `--stats-svg`: the layout of every program's workspace.
 pub fn stats(
     files: &[PathBuf],
     opts: &CompileOptions,
     symbols: &Symbols,
     print: bool,
     json_out: Option<&Path>,
+    svg_out: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), Vec<Error>> {
-    let (programs, errors) = prepare(files, opts);
+    let (programs, mut errors) = prepare(files, opts);
+    if let Some(path) = svg_out
+        && let Err(e) = write_file(path, &stats_svg(&programs, symbols))
+    {
+        errors.push(e);
+    }
     let reports: Vec<Value> = programs
         .iter()
         .map(|(f, p)| program_json(f, p, symbols))
@@ -340,14 +370,8 @@ pub fn stats(
     }
     if let Some(path) = json_out {
         let text = serde_json::to_string_pretty(&Value::Array(reports)).unwrap_or_default();
-        if let Err(e) = std::fs::write(path, text + "\n") {
-            let mut errs = errors;
-            errs.push(Error::new(
-                ErrorKind::Io,
-                "",
-                format!("{}: {e}", path.display()),
-            ));
-            return Err(errs);
+        if let Err(e) = write_file(path, &(text + "\n")) {
+            errors.push(e);
         }
     }
     if errors.is_empty() {
@@ -365,18 +389,73 @@ struct Need {
     total: Expr,
 }
 
-/// `sdfgc plan`: each program's workspace per storage and the maximum over all.
+/// Symbol values of `sdfgc plan`: those of every file, and each file's own
+/// (`--symbols-json`), which take precedence.
+#[derive(Clone, Debug, Default)]
+pub struct FileSymbols {
+    /// Values for every file (`--symbol`).
+    pub all: Symbols,
+    /// Values for one file, by its path as given.
+    pub per_file: BTreeMap<PathBuf, Symbols>,
+}
+
+impl FileSymbols {
+    /// The values for one file.
+    pub fn of(&self, file: &Path) -> Symbols {
+        let mut out = self.all.clone();
+        if let Some(own) = self.per_file.get(file) {
+            out.extend(own.iter().map(|(k, v)| (k.clone(), *v)));
+        }
+        out
+    }
+
+    /// Reads `--symbols-json FILE`: `{"<sdfg path>": {"N": 100, ...}, ...}`
+    /// (integers; `true` and `false` are 1 and 0).
+    pub fn read_json(path: &Path) -> Result<BTreeMap<PathBuf, Symbols>, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let v: BTreeMap<PathBuf, BTreeMap<String, Value>> =
+            serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{}: {e} (expected {{\"<sdfg file>\": {{\"SYMBOL\": integer, ...}}, ...}})",
+                    path.display()
+                )
+            })?;
+        v.into_iter()
+            .map(|(file, m)| {
+                let values = m
+                    .into_iter()
+                    .map(|(k, x)| match x.as_i64().or(x.as_bool().map(i64::from)) {
+                        Some(n) => Ok((k, n)),
+                        None => Err(format!(
+                            "{}: {}: symbol {k} is {x}, not an integer",
+                            path.display(),
+                            file.display()
+                        )),
+                    })
+                    .collect::<Result<Symbols, String>>()?;
+                Ok((file, values))
+            })
+            .collect()
+    }
+}
+
+/// `sdfgc plan`: each program's workspace per storage and the maximum over
+/// all; with `svg_out`, also the picture of every program's workspace under
+/// the size to allocate.
 pub fn plan(
     files: &[PathBuf],
     opts: &CompileOptions,
-    symbols: &Symbols,
+    file_symbols: &FileSymbols,
     as_json: bool,
+    svg_out: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), Vec<Error>> {
-    let (programs, errors) = prepare(files, opts);
+    let (programs, mut errors) = prepare(files, opts);
+    let symbols = &file_symbols.all;
     // Per storage: (program name, bytes formula, bytes value).
     let mut per_storage: BTreeMap<String, Vec<Need>> = BTreeMap::new();
-    for (_, p) in &programs {
+    for (f, p) in &programs {
+        let symbols = &file_symbols.of(f);
         for (s, l) in &p.layouts {
             let total = l.total();
             per_storage
@@ -391,6 +470,7 @@ pub fn plan(
         }
     }
     let mut result = serde_json::Map::new();
+    let mut allocations = Vec::new();
     for (storage, list) in &per_storage {
         let all_known = list.iter().all(|x| x.value.is_some());
         let max_value = all_known.then(|| list.iter().filter_map(|x| x.value).max().unwrap_or(0));
@@ -404,15 +484,39 @@ pub fn plan(
             .iter()
             .max_by_key(|x| x.value.unwrap_or(i64::MIN))
             .map(|x| x.name.clone());
+        let largest = if all_known { largest } else { None };
+        allocations.push(svg::Allocation {
+            storage: storage.clone(),
+            size: picture::Size {
+                formula: max_formula.clone(),
+                value: max_value,
+            },
+            largest: largest.clone(),
+        });
         result.insert(
             storage.clone(),
             json!({
                 "programs": list.iter().map(|x| json!({"name": x.name, "bytes": x.formula, "bytes_value": x.value})).collect::<Vec<_>>(),
                 "max_bytes": max_value,
                 "max": max_formula,
-                "largest": if all_known { largest } else { None },
+                "largest": largest,
             }),
         );
+    }
+    if let Some(path) = svg_out {
+        let pictures: Vec<picture::ProgramPicture> = programs
+            .iter()
+            .map(|(f, p)| {
+                picture::ProgramPicture::of(&f.display().to_string(), p, &file_symbols.of(f))
+            })
+            .collect();
+        let title = format!(
+            "sdfgc plan: {} programs, one workspace per storage",
+            pictures.len()
+        );
+        if let Err(e) = write_file(path, &svg::render(&title, &pictures, Some(&allocations))) {
+            errors.push(e);
+        }
     }
     if as_json {
         let _ = writeln!(

@@ -282,6 +282,7 @@ mod tests {
                     written: w.to_string(),
                 })
                 .collect(),
+            ..Liveness::default()
         }
     }
 

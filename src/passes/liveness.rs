@@ -88,6 +88,12 @@ pub struct Liveness {
     pub ranges: LiveRanges,
     /// In-place pairs whose live ranges touch exactly at their map.
     pub in_place: Vec<InPlace>,
+    /// The states of the top-level SDFG (those in its regions and branches
+    /// too) in program order: label and positions. What the workspace
+    /// pictures put on their x axis.
+    pub states: Vec<(String, Live)>,
+    /// The span of every loop (loop regions and the natural loops of back edges).
+    pub loops: Vec<Live>,
 }
 
 impl Liveness {
@@ -114,6 +120,12 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
     w.region(sdfg, &sdfg.body);
     let loops = std::mem::take(&mut w.loops);
     let index = LoopIndex::new(&loops);
+    let state_spans: Vec<(String, Live)> = w
+        .state_labels
+        .iter()
+        .zip(&w.states)
+        .map(|(l, s)| (l.to_string(), *s))
+        .collect();
     let states = SpanSet::new(std::mem::take(&mut w.states));
     let mut ranges = std::mem::take(&mut w.ranges);
     let contains =
@@ -210,7 +222,12 @@ pub fn live_ranges(sdfg: &Sdfg, concurrent_kernels: bool) -> Liveness {
         .zip(ranges)
         .map(|(&(sdfg, name), live)| ((sdfg, name.to_string()), live))
         .collect();
-    Liveness { ranges, in_place }
+    Liveness {
+        ranges,
+        in_place,
+        states: state_spans,
+        loops: loops.iter().map(|l| l.span).collect(),
+    }
 }
 
 /// Spans (of states) answering "does any of them contain this range?" in
@@ -419,6 +436,8 @@ struct Walker<'s> {
     loops: Vec<Loop>,
     /// Span of every state.
     states: Vec<Live>,
+    /// Label of every state, as `states`.
+    state_labels: Vec<&'s str>,
     /// In-place candidates found so far.
     in_place: Vec<InPlace>,
     /// Kernels of one state may run concurrently.
@@ -561,7 +580,10 @@ impl<'s> Walker<'s> {
 
     fn block(&mut self, sdfg: &'s Sdfg, b: &'s Block) {
         match &b.kind {
-            BlockKind::State(st) => self.state(sdfg, st),
+            BlockKind::State(st) => {
+                self.state(sdfg, st);
+                self.state_labels.push(&b.label);
+            }
             BlockKind::Region(r) => self.region(sdfg, r),
             BlockKind::Conditional(brs) => {
                 for (_, body) in brs {
