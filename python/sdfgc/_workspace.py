@@ -10,12 +10,15 @@ A `Workspace` asks each program it is attached to for its size, grows its
 buffer to the largest (re-handing the new buffer to the programs it already
 serves), and hands it over through the checked setter, so a buffer that is
 too small, misaligned or on the wrong device raises with the library's own
-message. Its size can be planned up front with `sdfgc plan` (`plan`).
+message. Its size can be planned up front with `sdfgc plan` (`plan`), and
+drawn with `sdfgc plan --svg` (`Workspace.svg`, `svg`).
 """
 
 import ctypes
 import json
+import os
 import subprocess
+import tempfile
 import weakref
 
 from ._binary import SdfgcError, binary
@@ -42,6 +45,39 @@ def plan(sdfgs, target="cpp", mode="external", symbols=None, sdfgc_args=()) -> d
     if r.returncode != 0:
         raise SdfgcError(r.stderr.strip() or f"sdfgc plan exited with {r.returncode}")
     return json.loads(r.stdout)
+
+
+def svg(sdfgs, path=None, target="cpp", mode="external", symbols=None, file_symbols=None,
+        sdfgc_args=()) -> str:
+    """`sdfgc plan --svg` over SDFG files: the picture of every program's
+    workspace (each transient's live range at its offset, packed beside
+    DaCe's sequential layout) under the size to allocate per storage.
+    Returns the SVG text and, with `path`, writes it there. `symbols`: values
+    for every file; `file_symbols`: {sdfg file: {symbol: value}} for one
+    file each (`--symbols-json`), which win. `mode=None` keeps the
+    lifetimes stored in the SDFGs."""
+    if isinstance(sdfgs, (str, bytes, os.PathLike)) or not hasattr(sdfgs, "__iter__"):
+        sdfgs = [sdfgs]
+    sdfgs = [os.fspath(f) for f in sdfgs]
+    with tempfile.TemporaryDirectory(prefix="sdfgc-svg-") as tmp:
+        out = os.fspath(path) if path is not None else os.path.join(tmp, "plan.svg")
+        cmd = [binary(), "plan", *sdfgs, "--target", target, "--svg", out]
+        if mode:
+            cmd += ["--mode", mode]
+        for k, v in (symbols or {}).items():
+            cmd += ["--symbol", f"{k}={int(v)}"]
+        if file_symbols:
+            per_file = os.path.join(tmp, "symbols.json")
+            with open(per_file, "w") as fh:
+                json.dump({os.fspath(f): {k: int(v) for k, v in values.items()}
+                           for f, values in file_symbols.items()}, fh)
+            cmd += ["--symbols-json", per_file]
+        cmd += list(sdfgc_args)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SdfgcError(r.stderr.strip() or f"sdfgc plan --svg exited with {r.returncode}")
+        with open(out, encoding="utf-8") as fh:
+            return fh.read()
 
 
 def numpy_allocator(nbytes, alignment):
@@ -128,6 +164,7 @@ class Workspace:
         self.buffer = None
         self._programs = []  # (alive() -> bool, set(workspace) -> None)
         self._handles = set()  # states attached by `lib=`/`handle=` and not detached
+        self._planned = None  # the arguments of the last `plan`, for `svg`
         if nbytes:
             self.reserve(nbytes)
 
@@ -151,6 +188,7 @@ class Workspace:
         """Reserves the largest workspace of this storage that `sdfgc plan`
         computes for the SDFG files with these symbol values; returns it."""
         target = target or ("cpp" if self.storage == "CPU_Heap" else "cuda")
+        self._planned = dict(sdfgs=sdfgs, symbols=symbols, target=target, mode=mode, sdfgc_args=sdfgc_args)
         report = plan(sdfgs, target=target, mode=mode, symbols=symbols, sdfgc_args=sdfgc_args).get(self.storage)
         if not report:
             return 0
@@ -159,6 +197,23 @@ class Workspace:
                                  "pass every symbol in `symbols`")
         self.reserve(int(report["max_bytes"]))
         return int(report["max_bytes"])
+
+    def svg(self, sdfgs=None, path=None, symbols=None, file_symbols=None, target=None, mode="external",
+            sdfgc_args=()) -> str:
+        """The picture of the workspace of these SDFG files (default: those
+        of the last `plan`, with its symbols): `sdfgc plan --svg`, every
+        program's transients packed beside DaCe's layout, under the size to
+        allocate. Returns the SVG text; with `path`, also writes it there."""
+        if sdfgs is None:
+            if self._planned is None:
+                raise WorkspaceError("no SDFG files to draw: pass `sdfgs` or call `plan` first")
+            args = dict(self._planned)
+        else:
+            args = dict(sdfgs=sdfgs, symbols=symbols, mode=mode, sdfgc_args=sdfgc_args,
+                        target=target or ("cpp" if self.storage == "CPU_Heap" else "cuda"))
+        if symbols is not None:
+            args["symbols"] = symbols
+        return svg(path=path, file_symbols=file_symbols, **args)
 
     def attach(self, program, *init_args, lib=None, handle=None):
         """Hands the workspace to a program: an initialized DaCe

@@ -25,7 +25,10 @@ others left there. `--workspace-report FILE` writes the programs served with the
 and tests and the workspace's size (after every program and at the end of
 the session
 ; JSON; under pytest-xdist one file per worker, FILE.gw0, ...: each
-worker process has its own shared workspace).
+worker process has its own shared workspace), and at the end of the session
+FILE.svg, the picture of every program's workspace (`sdfgc plan --svg`,
+each program at the symbol values of its largest call; its SDFG saved
+under FILE.sdfgs/).
 
 Not part of ICON4Py: load it with `-p sdfgc.icon4py_modes`.
 """
@@ -48,6 +51,7 @@ POISON = 0xFF
 
 _workspace = None
 _served = []  # (program name, bytes asked, test)
+_pictured = {}  # program name -> (saved SDFG, symbol values, bytes) of its largest call
 _report = None  # --workspace-report's file (this process's)
 
 
@@ -102,6 +106,7 @@ def _install_growth_hook():
             ws.reserve(need)
             test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
             _served.append((csdfg.sdfg.name, int(need), test))
+            _keep_for_picture(csdfg, int(need), kwargs)
             _write_report()
         original(self, **kwargs)
         if need:
@@ -282,6 +287,7 @@ def pytest_configure(config):
     for prefix in ("dace_cpu_", "dace_gpu_"):
         if backend.startswith(prefix):
             config._sdfgc_mode = backend[len(prefix):]
+            config._sdfgc_target = "cuda" if prefix == "dace_gpu_" else "cpp"
 
 
 def pytest_report_header(config):
@@ -296,7 +302,7 @@ def _write_report():
     it served) and at the end of the session."""
     if _report is None:
         return
-    path, mode = _report
+    path, mode = _report[:2]
     ws = _workspace
     with open(path + ".tmp", "w") as f:
         json.dump({
@@ -306,6 +312,46 @@ def _write_report():
             "programs": [{"name": n, "bytes": b, "test": t} for n, b, t in _served],
         }, f, indent=1)
     os.replace(path + ".tmp", path)
+
+
+def _int(v):
+    """A symbol value as gt4py passes it (int, numpy or ctypes scalar)."""
+    return int(getattr(v, "value", v))
+
+
+def _keep_for_picture(csdfg, need, kwargs):
+    """With --workspace-report, saves the program's SDFG under FILE.sdfgs/
+    with the symbol values of its largest call, for FILE.svg."""
+    if _report is None or need <= _pictured.get(csdfg.sdfg.name, (None, None, -1))[2]:
+        return
+    folder = _report[0] + ".sdfgs"
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, csdfg.sdfg.name + ".sdfg")
+    csdfg.sdfg.save(path)
+    names = getattr(csdfg, "_free_symbols", None) or csdfg.sdfg.free_symbols
+    symbols = {}
+    for name in map(str, names):
+        try:
+            symbols[name] = _int(kwargs[name])
+        except (KeyError, TypeError, ValueError):
+            pass
+    _pictured[csdfg.sdfg.name] = (path, symbols, need)
+
+
+def _write_picture():
+    """FILE.svg: `sdfgc plan --svg` over the programs served, each with its
+    own symbol values, in the lifetimes they were built with. A failure is
+    a warning: the JSON report stands."""
+    if _report is None or not _pictured:
+        return
+    from ._workspace import svg
+    entries = sorted(_pictured.values())
+    try:
+        svg([p for p, _, _ in entries], path=_report[0] + ".svg", mode=None, target=_report[2],
+            file_symbols={p: values for p, values, _ in entries})
+    except Exception as e:  # noqa: BLE001 - the session's result must not depend on the picture
+        import warnings
+        warnings.warn(f"sdfgc.icon4py_modes: no {_report[0]}.svg: {e}")
 
 
 _keep = None  # (SDFGC_DACE_KEEP as given, this process's incoming folder)
@@ -351,9 +397,11 @@ def pytest_sessionstart(session):
         path = f"{path}.{worker}"
     elif session.config.getoption("dist", default="no") != "no":
         return
-    _report = (path, getattr(session.config, "_sdfgc_mode", None))
+    _report = (path, getattr(session.config, "_sdfgc_mode", None),
+               getattr(session.config, "_sdfgc_target", "cpp"))
 
 
 def pytest_sessionfinish(session):
     _keep_variants()
     _write_report()
+    _write_picture()

@@ -99,3 +99,69 @@ def test_follow_hands_every_growth_to_a_program_until_it_is_gone():
     alive[0] = False
     ws.reserve(8192)
     assert len(seen) == 2  # gone: never handed a buffer again
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _with_class(root, tag, cls):
+    return [e for e in root.iter(SVG + tag) if e.get("class") == cls]
+
+
+def test_svg_draws_the_planned_programs(tmp_path):
+    import xml.etree.ElementTree as ET
+    sdfgs = [os.path.join(CORPUS, n, "program.sdfg") for n in ("jacobi_2d", "heat_3d")]
+    ws = sdfgc.Workspace("CPU_Heap")
+    with pytest.raises(sdfgc.SdfgcError, match="plan"):
+        ws.svg()  # nothing planned, nothing given
+    planned = ws.plan(sdfgs, symbols={"N": 32})
+    out = tmp_path / "plan.svg"
+    text = ws.svg(path=out)  # what was planned, with its symbols
+    assert out.read_text() == text
+    assert ws.svg() == text  # deterministic
+    root = ET.fromstring(text)
+    assert root.tag == SVG + "svg"
+    allocate = _with_class(root, "text", "allocate")
+    assert [int(a.get("data-bytes")) for a in allocate] == [planned]
+    assert sorted(p.get("data-name") for p in _with_class(root, "text", "program")) == ["cases_dev_heat_3d", "cases_dev_jacobi_2d"]
+    transients = _with_class(root, "rect", "transient")
+    assert transients and all(int(t.get("data-bytes")) > 0 for t in transients)
+    # Per-file symbol values: each program sized with its own N.
+    small = ws.svg(sdfgs, file_symbols={sdfgs[0]: {"N": 8}, sdfgs[1]: {"N": 8}})
+    needs = {n.get("data-name"): int(n.get("data-bytes")) for n in _with_class(ET.fromstring(small), "rect", "need")}
+    assert max(needs.values()) < planned
+    # Without symbol values the picture is drawn, not to scale, with formulas.
+    assert "not to scale" in sdfgc._workspace.svg(sdfgs[0])
+
+
+def test_icon4py_plugin_report_has_a_picture(tmp_path, monkeypatch):
+    """The plugin keeps each served program's SDFG with the symbols of its
+    largest call and draws them all at the end of the session (FILE.svg)."""
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    from sdfgc import icon4py_modes as plugin
+
+    report = str(tmp_path / "workspace.json")
+    monkeypatch.setattr(plugin, "_report", (report, "external", "cpp"))
+    monkeypatch.setattr(plugin, "_pictured", {})
+    source = os.path.join(CORPUS, "heat_3d", "program.external.sdfg")
+
+    class Sdfg:
+        name = "heat_3d"
+
+        def save(self, path):
+            shutil.copy(source, path)
+
+    class Compiled:
+        sdfg = Sdfg()
+        _free_symbols = {"N"}
+
+    plugin._keep_for_picture(Compiled(), 100, {"N": np.int64(12), "A": np.zeros(3)})
+    plugin._keep_for_picture(Compiled(), 50, {"N": np.int64(4)})  # smaller: the first stays
+    saved, symbols, need = plugin._pictured["heat_3d"]
+    assert symbols == {"N": 12} and need == 100 and os.path.exists(saved)
+    plugin._write_picture()
+    root = ET.parse(report + ".svg").getroot()
+    assert [p.get("data-name") for p in _with_class(root, "text", "program")] == ["cases_dev_heat_3d"]
+    assert _with_class(root, "rect", "transient")
