@@ -12,12 +12,16 @@ its lock is released by the operating system, and the next builder of that
 key removes the private folders it left.
 
 Lock files are never deleted (deleting a lock file others wait on would let
-two processes hold "the" lock at once).
+two processes hold "the" lock at once). A child forked while a lock is held
+(multiprocessing's `fork`) closes its copy of the descriptor at once: a
+`flock` lasts while any descriptor of it is open, so the child would
+otherwise hold the lock for its whole life.
 """
 
 import os
 import shutil
 import tempfile
+import threading
 
 try:
     import fcntl
@@ -25,6 +29,25 @@ except ImportError:  # not POSIX: no locks (builds stay atomic, may be duplicate
     fcntl = None
 
 LOCKS = ".locks"
+
+# The locks this process holds (closed in a forked child, see above).
+_held = set()
+_held_lock = threading.Lock()
+
+
+def _forget_in_child():
+    for lock in list(_held):
+        if lock.fd is not None:
+            try:
+                os.close(lock.fd)  # the child's copy only: the parent keeps its lock
+            except OSError:
+                pass
+            lock.fd = None
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class FileLock:
@@ -52,10 +75,14 @@ class FileLock:
             os.close(fd)
             raise
         self.fd = fd
+        with _held_lock:
+            _held.add(self)
         return True
 
     def release(self):
         if self.fd is not None:
+            with _held_lock:
+                _held.discard(self)
             fd, self.fd = self.fd, None
             os.close(fd)  # closing the only descriptor releases the flock
 

@@ -334,3 +334,27 @@ def test_a_library_that_calls_no_mpi_keeps_the_loaders_message(tmp_path):
     assert mpi_needs(str(broken)) is None
     with pytest.raises(OSError, match="not_defined_anywhere"):
         sdfgc.load_library(str(broken))
+
+
+def test_a_forked_child_does_not_keep_a_lock(tmp_path):
+    # multiprocessing's `fork` copies the lock's descriptor into the child;
+    # a flock lasts while any copy is open, so the child closes its copy.
+    import multiprocessing
+
+    from sdfgc._locks import FileLock
+
+    held = FileLock(str(tmp_path / "x.lock"))
+    held.acquire()
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(5,))
+    child.start()
+    try:
+        held.release()
+        other = FileLock(str(tmp_path / "x.lock"))
+        deadline = time.time() + 3  # the child closes its copy right after the fork
+        while not other.acquire(blocking=False):
+            assert time.time() < deadline, "the forked child holds the lock"
+            time.sleep(0.02)
+        other.release()
+    finally:
+        child.terminate()
+        child.join()
