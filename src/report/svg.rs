@@ -187,7 +187,8 @@ impl Canvas {
 }
 
 /// The picture: a title, a legend, for `plan` the allocation of each
-/// storage with every program's need, then every program's panels.
+/// storage with every program's need (and the programs that need none),
+/// then every program's panels.
 pub fn render(title: &str, programs: &[ProgramPicture], plan: Option<&[Allocation]>) -> String {
     let mut c = Canvas {
         body: String::new(),
@@ -206,8 +207,11 @@ pub fn render(title: &str, programs: &[ProgramPicture], plan: Option<&[Allocatio
     if let Some(allocations) = plan {
         plan_summary(&mut c, programs, allocations);
     }
+    // A plan names the programs without a workspace in its summary.
     for p in programs {
-        program(&mut c, p);
+        if plan.is_none() || !p.storages.is_empty() {
+            program(&mut c, p);
+        }
     }
     let width = (c.width + MARGIN).ceil();
     let height = (c.y + MARGIN).ceil();
@@ -357,14 +361,22 @@ fn plan_summary(c: &mut Canvas, programs: &[ProgramPicture], allocations: &[Allo
         .filter(|p| p.storages.is_empty())
         .map(|p| p.name.as_str())
         .collect();
+    // Wrapped at about the width of the two panels.
+    let mut line = String::from("no workspace:");
+    for (i, name) in none.iter().enumerate() {
+        let comma = if i + 1 < none.len() { "," } else { "" };
+        if line.chars().count() + name.len() + 2 > 150 {
+            c.y += 16.0;
+            c.text(MARGIN, c.y, "fill=\"#555555\" class=\"none\"", &line);
+            line = String::from("   ");
+        }
+        line.push(' ');
+        line.push_str(name);
+        line.push_str(comma);
+    }
     if !none.is_empty() {
-        c.y += 22.0;
-        c.text(
-            MARGIN,
-            c.y,
-            "fill=\"#555555\"",
-            &format!("no workspace: {}", none.join(", ")),
-        );
+        c.y += 16.0;
+        c.text(MARGIN, c.y, "fill=\"#555555\" class=\"none\"", &line);
     }
     c.y += 8.0;
 }
