@@ -116,7 +116,8 @@ def mpi_load_error(path, program=None, loader_error=""):
     else:
         cause = (f"it is not linked with MPI, and no MPI library is loaded in this process{loader}. "
                  f"It needs {impl} ({shown}). Rebuild it with MPI's compiler wrapper, "
-                 f"`mpicxx -std=c++17 -O2 -fopenmp -fPIC -shared <program>.cpp -o lib<program>.so` "
+                 f"`mpicxx -std=c++17 -O2 -fopenmp -fPIC -shared {program or '<program>'}.cpp "
+                 f"-o lib{program or '<program>'}.so` "
                  f"(sdfgc.build and SDFGC_DACE=1 add mpicxx's flags themselves), or load MPI before it: "
                  f"`from mpi4py import MPI` first, or LD_PRELOAD=libmpi.so; and run it under `mpirun -np N`")
     return f"{who} calls MPI, but {cause}"
