@@ -31,8 +31,10 @@ const MARGIN: f64 = 20.0;
 const AXIS_W: f64 = 84.0;
 /// Smallest plot width.
 const PLOT_W: f64 = 480.0;
-/// Smallest width of one position.
+/// Smallest width of one position, while the plot stays under [`MAX_PLOT_W`].
 const MIN_POS_W: f64 = 3.0;
+/// Largest plot width: programs with more than 800 positions get narrower ones.
+const MAX_PLOT_W: f64 = 2400.0;
 /// Gap between the packed and DaCe's panel.
 const GAP: f64 = 36.0;
 /// Smallest height of a band (a shelf, or one transient in DaCe's layout).
@@ -384,7 +386,7 @@ fn plan_summary(c: &mut Canvas, programs: &[ProgramPicture], allocations: &[Allo
 /// Width of one position and of the plot.
 fn x_scale(p: &ProgramPicture) -> (f64, f64) {
     let n = f64::from(p.positions.max(1));
-    let w = (PLOT_W / n).max(MIN_POS_W);
+    let w = (PLOT_W / n).max(MIN_POS_W.min(MAX_PLOT_W / n));
     (w, w * n)
 }
 
@@ -431,7 +433,7 @@ fn program(c: &mut Canvas, p: &ProgramPicture) {
     }
 }
 
-/// Heights of the bands of both panels, and bytes per pixel's inverse.
+/// The bands of both panels (top and height in pixels) and the byte scale.
 struct Bands {
     /// Top and height of every shelf.
     packed: Vec<(f64, f64)>,
@@ -824,5 +826,62 @@ mod tests {
         assert_eq!(fit("abcdefgh", 5).as_deref(), Some("abcd…"));
         assert_eq!(fit("abc", 5).as_deref(), Some("abc"));
         assert_eq!(fit("abcdefgh", 3), None);
+    }
+
+    #[test]
+    fn tiny_transients_beside_huge_ones_stay_visible_and_labelled() {
+        use crate::passes::liveness::Live;
+        let size = |v: i64| Size {
+            formula: v.to_string(),
+            value: Some(v),
+        };
+        let transient =
+            |name: &str, bytes: i64, shelf: usize, dace: i64, live: (u32, u32)| Transient {
+                name: name.into(),
+                bytes: size(bytes),
+                shelf,
+                dace_offset: Some(dace),
+                live: Live {
+                    start: live.0,
+                    end: live.1,
+                },
+                per_thread: false,
+            };
+        let storage = StoragePicture {
+            storage: "GPU_Global".into(),
+            align: 256,
+            shelves: vec![(size(0), size(1 << 30)), (size(1 << 30), size(256))],
+            transients: vec![
+                transient("huge", 1 << 30, 0, 0, (0, 3)),
+                transient("tiny", 100, 1, 1 << 30, (1, 2)),
+            ],
+            packed: size((1 << 30) + 256),
+            dace: size((1 << 30) + 100),
+        };
+        let program = ProgramPicture {
+            name: "p<&>".into(),
+            file: "f.sdfg".into(),
+            positions: 4,
+            states: vec![("s".into(), Live { start: 0, end: 3 })],
+            loops: vec![],
+            storages: vec![storage],
+            threads: None,
+        };
+        let svg = render("t", &[program], None);
+        let rect = |name: &str| {
+            svg.lines()
+                .find(|l| l.contains(&format!("class=\"transient\" data-name=\"{name}\"")))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            rect("tiny").contains(&format!("height=\"{MIN_H:.1}\"")),
+            "{svg}"
+        );
+        assert!(rect("huge").contains("height=\"320.0\""), "{svg}");
+        assert!(svg.contains(">tiny 100 B</text>"), "{svg}");
+        assert!(svg.contains(">huge 1.0 GiB</text>"), "{svg}");
+        assert!(svg.contains("p&lt;&amp;&gt; (f.sdfg)"), "{svg}");
+        assert!(svg.contains("class=\"total\" data-bytes=\"1073742080\">1.0 GiB</text>"));
     }
 }
