@@ -30,15 +30,17 @@ the same flags:
 libraries are loaded into the worker by DaCe's `CompiledSDFG`.
 
 Sizes: the case's symbols (case.json; else every free symbol = 5) are
-doubled, all together, until one call of DaCe's library takes at least
---min-ms, at most --max-doublings times and while the arguments stay under
---max-mb. Inputs are random (difftest.make_inputs); scalars that are not
+doubled, all together, until one call of the faster library takes at least
+--min-ms, at most --max-doublings times, while the slower one's call stays
+under 0.5 s and the arguments under --max-mb. Inputs are random (difftest.make_inputs); scalars that are not
 symbols keep the case's values. Both libraries are called once on copies of
 the same inputs and every array is compared with difftest's tolerances
 (rtol 1e-6, atol 1e-9; exact for integers): a library whose outputs differ
 is reported (status "differ") and not counted. Then the two are called
 through the bare C entry point in interleaved rounds (A B, B A, A B, ...;
-fewer rounds when a round takes long, at least 5), OMP_NUM_THREADS=2; the
+fewer rounds when a round takes long, at least 5), OMP_NUM_THREADS=2 and
+OMP_WAIT_POLICY=passive unless set (with threads spinning on oversubscribed
+cores a barrier waits for the other thread's time slice: 100x swings); the
 ratio is sdfgc's median call over DaCe's. A ratio above --threshold is
 measured again (a second interleaved run in the same process); the program
 is flagged only if both runs are above it; both ratios are kept
@@ -128,6 +130,7 @@ def run_worker(label, path, case, args, flagsets):
     if case:
         cmd += ["--case", case]
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"),
+               OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "passive"),
                PATH=os.path.dirname(py) + os.pathsep + os.environ["PATH"],
                PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.path.join(ROOT, "scripts"))
     env.setdefault("SDFGC", os.path.join(ROOT, "target/release/sdfgc"))
@@ -304,6 +307,31 @@ def fresh(lib):
     return lib
 
 
+WORKSPACES = []  # alive while the libraries run
+
+
+def prepare(lib, inputs, syms):
+    """(kept arrays, C argument tuple) after one call through DaCe's own
+    `__call__`; a program with External transients gets its workspaces
+    (DaCe's `get_workspace_sizes` / `set_workspace`, for both libraries)."""
+    import copy
+    import numpy as np
+
+    vals = copy.deepcopy(inputs)
+    wanted = lib._sdfg.arglist()
+    call = dict(vals)
+    call.update({k: v for k, v in syms.items() if k in wanted and k not in call})
+    if getattr(lib, "external_memory_types", None):
+        lib.initialize(**call)
+        for storage, size in lib.get_workspace_sizes().items():
+            ws = np.zeros(max(int(size), 1) + 64, dtype=np.uint8)
+            WORKSPACES.append(ws)
+            lib.set_workspace(storage, ws)
+    lib(**call)
+    argtuple, _ = lib._construct_args(call)
+    return vals, argtuple
+
+
 def worker(args):
     import numpy as np
     import dace
@@ -316,11 +344,13 @@ def worker(args):
         with open(os.path.join(args.case, "case.json")) as fh:
             case = json.load(fh)
     base = dace.SDFG.from_file(path)
-    free = set(map(str, base.free_symbols)) | set(map(str, base.symbols))
+    free = set(map(str, base.free_symbols))
     syms0 = {k: int(v) for k, v in case.get("symbols", {}).items()}
     for s in free:
         syms0.setdefault(s, 5)
-    scaled = [k for k in syms0 if k in free or k in case.get("symbols", {})]
+    scaled = list(syms0)
+    for s in map(str, base.symbols):  # difftest's default for the others
+        syms0.setdefault(s, 5)
     rng_seed = 1
     fixture_scalars = {}
     if args.case:
@@ -350,27 +380,29 @@ def worker(args):
             syms, doublings = dict(syms0), 0
             while True:
                 inputs = inputs_at(syms)
-                lib = fresh(libs["dace"])
-                _, argtuple = bn.prepare(lib, inputs, syms)
-                t = []
-                for _ in range(2):
-                    t0 = time.perf_counter()
-                    lib._cfunc(lib._libhandle, *argtuple)
-                    t.append(time.perf_counter() - t0)
-                one = min(t)
+                one = {}
+                for who in ("dace", "sdfgc"):
+                    lib = fresh(libs[who])
+                    _, argtuple = prepare(lib, inputs, syms)
+                    t = []
+                    for _ in range(2):
+                        t0 = time.perf_counter()
+                        lib._cfunc(lib._libhandle, *argtuple)
+                        t.append(time.perf_counter() - t0)
+                    one[who] = min(t)
                 nxt = {k: (2 * v if k in scaled else v) for k, v in syms.items()}
-                if (one * 1e3 >= args.min_ms or doublings >= args.max_doublings or not scaled
+                if (min(one.values()) * 1e3 >= args.min_ms or max(one.values()) > 0.5
+                        or doublings >= args.max_doublings or not scaled
                         or arg_bytes(base, nxt) > args.max_mb * 2**20):
                     break
-                # Work grows at least 2x per doubling: skip ahead when far.
                 syms, doublings = nxt, doublings + 1
-            res["symbols"] = {k: syms[k] for k in sorted(syms)}
+            res["symbols"] = {k: syms[k] for k in sorted(scaled)}
             res["doublings"] = doublings
             # Correctness at the timed size: one call each on the same inputs.
             calls, kept = {}, {}
             for who in ("dace", "sdfgc"):
                 lib = fresh(libs[who])
-                vals, argtuple = bn.prepare(lib, inputs, syms)
+                vals, argtuple = prepare(lib, inputs, syms)
                 kept[who] = vals
                 calls[who] = (lib._cfunc, lib._libhandle, argtuple)
             bad = bn.compare(kept["dace"], kept["sdfgc"])
