@@ -383,7 +383,7 @@ def worker(args):
                 one = {}
                 for who in ("dace", "sdfgc"):
                     lib = fresh(libs[who])
-                    _, argtuple = prepare(lib, inputs, syms)
+                    vals, argtuple = prepare(lib, inputs, syms)  # vals: alive while called
                     t = []
                     for _ in range(2):
                         t0 = time.perf_counter()
