@@ -6,7 +6,7 @@ of every suite (the counterpart of scripts/difftest.py, which checks results).
     python3 scripts/timediff.py --suite all          # + fixtures/programs, fixtures/corpus, fixtures/gt4py
     python3 scripts/timediff.py --suite programs,corpus --filter 'jacobi|heat' --flags strict
     python3 scripts/timediff.py A.sdfg B.sdfg ...    # explicit SDFG files (case.json beside them is used)
-    python3 scripts/timediff.py --table results.jsonl   # re-print the table of kept results
+    python3 scripts/timediff.py --table results.jsonl   # the table of kept results (a rerun's line wins)
 
 Options: --json FILE (keep one JSON line per program and flag set),
 --flags strict|fast|both, --rounds N (interleaved rounds, default 15),
@@ -163,7 +163,7 @@ def run_worker(label, path, case, args, flagsets):
     return rows
 
 
-def table(rows, threshold):
+def table(rows, threshold, per_program=True):
     lines = []
     for fl in ("strict", "fast"):
         sel = [r for r in rows if r.get("flags") == fl]
@@ -197,13 +197,35 @@ def table(rows, threshold):
             for r in bad:
                 why = str(r.get("error", r.get("differ", "")))[:120].replace("|", "/")
                 lines.append(f"| {r['program']} | {r['status']} | {why} |")
+    if per_program:
+        cells = {}
+        for r in rows:
+            c = (f"{r['ratio']:.3f}" + (" **flagged**" if r.get("flagged") else "")
+                 + (f" (1st {r['ratio_first']:.2f})" if r["ratio"] != r["ratio_first"] else "")
+                 if r.get("status") == "ok" else r.get("status"))
+            cells.setdefault(r["program"], {})[r["flags"]] = (c, r)
+        lines.append("\n| program | sizes | strict: sdfgc/DaCe | DaCe ms | fast: sdfgc/DaCe | DaCe ms |")
+        lines.append("|---|---|---:|---:|---:|---:|")
+        for prog in sorted(cells):
+            row = [prog, ""]
+            for fl in ("strict", "fast"):
+                c, r = cells[prog].get(fl, ("-", {}))
+                if r.get("symbols") and not row[1]:
+                    row[1] = " ".join(f"{k}={v}" for k, v in r["symbols"].items())
+                row += [c, f"{r['dace_ms']:.2f}" if "dace_ms" in r else ""]
+            lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
 def driver(args):
     if args.table:
-        rows = [json.loads(ln) for ln in open(args.table) if ln.strip()]
-        print(table(rows, args.threshold))
+        # A later line of the same program and flag set (a rerun) replaces the earlier one.
+        last = {}
+        for ln in open(args.table):
+            if ln.strip():
+                r = json.loads(ln)
+                last[(r["program"], r["flags"])] = r
+        print(table(list(last.values()), args.threshold))
         return 0
     flagsets = ["strict", "fast"] if args.flags == "both" else [args.flags]
     if args.files:
