@@ -17,7 +17,9 @@ import tempfile
 CTYPES = {'double': 'float64', 'float': 'float32', 'int': 'int32', 'long long': 'int64',
           'int64_t': 'int64', 'int32_t': 'int32', 'bool': 'bool', 'uint8_t': 'uint8',
           'char': 'int8', 'short': 'int16', 'unsigned int': 'uint32', 'uint32_t': 'uint32',
-          'uint64_t': 'uint64', 'dace::uint': 'uint32', 'dace::complex64': 'complex64', 'dace::complex128': 'complex128'}
+          'uint64_t': 'uint64', 'dace::uint': 'uint32', 'dace::complex64': 'complex64', 'dace::complex128': 'complex128',
+          'int8_t': 'int8', 'int16_t': 'int16', 'uint16_t': 'uint16', 'unsigned short': 'uint16',
+          'unsigned char': 'uint8', 'dace::float16': 'float16'}
 
 
 def parse_params(text):

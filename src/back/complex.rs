@@ -5,7 +5,8 @@
 //! write-conflict resolution call on them, and the header's C types.
 
 /// Definitions a translation unit carries when it uses complex numbers.
-/// Needs [`crate::ir::cexpr::PRELUDE`] (for `SDFGC_HD`) first.
+/// Needs [`crate::ir::cexpr::PRELUDE_BASE`] (for `SDFGC_HD`) and the helpers
+/// it names (`sdfgc_sign`) first.
 pub const PRELUDE: &str = r#"// ---- complex numbers: DaCe's dace::complex64 / dace::complex128 ----
 #if defined(__CUDACC__) || (defined(__HIPCC__) && __has_include(<thrust/complex.h>))
 #include <thrust/complex.h>
@@ -35,6 +36,35 @@ template <typename T>
 SDFGC_HD T sdfgc_conj(const T &a) { return a; }
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> sdfgc_conj(const sdfgc_cplx<T> &a) { return conj(a); }
+// DaCe's complex overloads of dace/math.h, same formulas (ADL finds exp,
+// log, abs and arg of std:: and thrust:: complex numbers alike).
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> exp2(const sdfgc_cplx<T> &n) { return exp(n * log(T(2))); }
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> log2(const sdfgc_cplx<T> &n) {
+  return sdfgc_cplx<T>(log2(abs(n)), arg(n) / log(T(2)));
+}
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> expm1(const sdfgc_cplx<T> &n) { return exp(n) - T(1); }
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> log1p(const sdfgc_cplx<T> &n) { return log(n + T(1)); }
+template <typename T>
+SDFGC_HD bool isfinite(const sdfgc_cplx<T> &a) { return isfinite(a.real()) && isfinite(a.imag()); }
+template <typename T>
+SDFGC_HD bool isinf(const sdfgc_cplx<T> &a) { return isinf(a.real()) || isinf(a.imag()); }
+template <typename T>
+SDFGC_HD bool isnan(const sdfgc_cplx<T> &a) { return isnan(a.real()) || isnan(a.imag()); }
+// DaCe's sign of a complex number: sign(x.real) + 0j, or sign(x.imag) + 0j
+// when the real part is 0 (numpy 1's rule).
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> sdfgc_sign(const sdfgc_cplx<T> &x) {
+  return sdfgc_cplx<T>(x.real() != T(0) ? sdfgc_sign(x.real()) : sdfgc_sign(x.imag()), T(0));
+}
+// DaCe's py_floor of complex numbers: the real part of the quotient, floored.
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> sdfgc_floordiv(const sdfgc_cplx<T> &a, const sdfgc_cplx<T> &b) {
+  return sdfgc_cplx<T>(floor((a / b).real()), T(0));
+}
 // Atomic complex sum: the real and imaginary parts are added atomically one
 // by one (a sum commutes componentwise; the layout is two T's, as C's _Complex).
 template <typename T>

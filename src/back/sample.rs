@@ -486,7 +486,7 @@ pub fn write_sample(p: &Program) -> (String, String) {
         line(&format!("#include <{h}>"));
     }
     line("");
-    line(cexpr::PRELUDE.trim_end());
+    line(&cexpr::prelude_all());
     for r in records_of(p) {
         line(&record_helpers(r));
     }

@@ -6,19 +6,19 @@
 //! ones GCC's `-Wparentheses` asks for (mixed bitwise/logical/comparison
 //! operators), so printed code compiles cleanly with `-Wall -Werror`. Python
 //! semantics that C++ lacks (`//`, `%` on negative numbers, `Min` of mixed
-//! types) go through the helpers in [`PRELUDE`].
+//! types) go through the helpers in [`HELPERS`].
 
 use crate::ir::dtype::DType;
 use crate::ir::expr::{BinaryOp, Expr, Func, UnaryOp};
 
-/// C++17 helpers used by printed expressions; valid in host code and in
+/// The start of every file's prelude: `SDFGC_HD`, valid in host code and in
 /// CUDA/HIP device code. Relies on `<cmath>`, `<cstdint>`, `<type_traits>`
 /// (and `<limits>` for NaN/infinity literals) being included first.
 ///
 /// In host-only builds it also brings the `std::` overloads of `abs`,
 /// `sqrt`, ... into the global namespace: otherwise `abs(0.5)` would call C's
 /// `int abs(int)`. CUDA/HIP provide those global overloads themselves.
-pub const PRELUDE: &str = r#"#ifndef SDFGC_HD
+pub const PRELUDE_BASE: &str = r#"#ifndef SDFGC_HD
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define SDFGC_HD __host__ __device__ __forceinline__
 #else
@@ -38,7 +38,16 @@ using std::erfc; using std::expm1; using std::log1p; using std::exp2; using std:
 using std::acosh; using std::atanh; using std::trunc; using std::round; using std::hypot;
 using std::fmin; using std::fmax; using std::remainder;
 #endif
-// min/max as DaCe's runtime computes them: compare-and-select in the
+#endif
+"#;
+
+/// The helpers of generated expressions (`sdfgc_min`, `sdfgc_floordiv`,
+/// ...): each with the names that bring it into a file, after
+/// [`PRELUDE_BASE`].
+pub const HELPERS: &[(&[&str], &str)] = &[
+    (
+        &["sdfgc_min(", "sdfgc_max("],
+        r#"// min/max as DaCe's runtime computes them: compare-and-select in the
 // common type of the arguments, the first argument kept unless the second
 // is strictly smaller (larger).
 template <typename A, typename B>
@@ -52,17 +61,27 @@ SDFGC_HD auto sdfgc_max(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
   R x = a, y = b;
   return x > y ? x : y;
-}
-// DaCe's sign(x) and reciprocal(x), in the type of x.
+}"#,
+    ),
+    (
+        &["sdfgc_sign("],
+        r#"// DaCe's sign(x), in the type of x.
 template <typename T>
 SDFGC_HD T sdfgc_sign(T x) {
   return T((T(0) < x) - (x < T(0)));
-}
+}"#,
+    ),
+    (
+        &["sdfgc_reciprocal("],
+        r#"// DaCe's reciprocal(x), in the type of x.
 template <typename T>
 SDFGC_HD T sdfgc_reciprocal(T x) {
   return T(1) / x;
-}
-// Python a // b (rounds toward negative infinity).
+}"#,
+    ),
+    (
+        &["sdfgc_floordiv("],
+        r#"// Python a // b (rounds toward negative infinity).
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_floordiv(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
@@ -76,8 +95,11 @@ SDFGC_HD auto sdfgc_floordiv(A a, B b) -> decltype(a + b) {
   } else {
     return floor(x / y);
   }
-}
-// Python a % b (the result has the sign of b).
+}"#,
+    ),
+    (
+        &["sdfgc_pymod("],
+        r#"// Python a % b (the result has the sign of b).
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_pymod(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
@@ -91,8 +113,11 @@ SDFGC_HD auto sdfgc_pymod(A a, B b) -> decltype(a + b) {
   } else {
     return x - floor(x / y) * y;
   }
-}
-// C a % b (truncating); fmod for floating types.
+}"#,
+    ),
+    (
+        &["sdfgc_cmod("],
+        r#"// C a % b (truncating); fmod for floating types.
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_cmod(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
@@ -101,8 +126,11 @@ SDFGC_HD auto sdfgc_cmod(A a, B b) -> decltype(a + b) {
   } else {
     return fmod(static_cast<R>(a), static_cast<R>(b));
   }
-}
-// Ceiling division.
+}"#,
+    ),
+    (
+        &["sdfgc_int_ceil("],
+        r#"// Ceiling division.
 template <typename A, typename B>
 SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
   using R = decltype(a + b);
@@ -118,16 +146,44 @@ SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
   } else {
     return ceil(x / y);
   }
-}
-// base ** exp for a small non-negative integer exp, by repeated multiplication.
+}"#,
+    ),
+    (
+        &["sdfgc_ipow("],
+        r#"// base ** exp for a non-negative integer exp, by repeated multiplication
+// (DaCe's dace::math::ipow: exp - 1 products).
 template <typename T>
 SDFGC_HD auto sdfgc_ipow(T base, int exp) -> decltype(base * base) {
-  decltype(base * base) r = 1;
-  for (; exp > 0; --exp) r *= base;
+  if (exp == 0) return 1;
+  decltype(base * base) r = base;
+  for (; exp > 1; --exp) r *= base;
   return r;
+}"#,
+    ),
+];
+
+/// The [`HELPERS`] that a file's text names (`uses`), each line ending in
+/// a newline; empty when it names none.
+pub fn helpers(uses: &dyn Fn(&str) -> bool) -> String {
+    let picked: Vec<&str> = HELPERS
+        .iter()
+        .filter(|(names, _)| names.iter().any(|n| uses(n)))
+        .map(|(_, text)| *text)
+        .collect();
+    if picked.is_empty() {
+        return String::new();
+    }
+    format!(
+        "#ifndef SDFGC_HELPERS_INCLUDED\n#define SDFGC_HELPERS_INCLUDED\n{}\n#endif\n",
+        picked.join("\n")
+    )
 }
-#endif
-"#;
+
+/// The whole prelude: the base and every helper (tests, and programs that
+/// may use any).
+pub fn prelude_all() -> String {
+    format!("{}\n{}", PRELUDE_BASE.trim_end(), helpers(&|_| true))
+}
 
 /// `sdfgc_pow`, in files whose symbolic expressions raise to a power.
 pub const PRELUDE_POW: &str = r#"#ifndef SDFGC_PRELUDE_POW_INCLUDED
@@ -277,6 +333,22 @@ pub const NUMPY_HELPERS: &[&str] = &[
     "nextafter(",
     "ldexp(",
 ];
+
+/// The value of an exponent that DaCe's C++ unparser raises to by
+/// multiplication: an integer literal, a float literal of integral value, or
+/// a cast of one (`dace.float64(2)`), within `int`'s range.
+pub fn integral_exponent(e: &Expr) -> Option<i64> {
+    let k = match e {
+        Expr::Int(k) => *k,
+        Expr::Float(v) if v.fract() == 0.0 && v.abs() <= f64::from(u32::MAX) => *v as i64,
+        Expr::Unary(UnaryOp::Neg, a) => -integral_exponent(a)?,
+        Expr::Call(Func::Cast(t), args) if args.len() == 1 && !t.is_opaque() => {
+            integral_exponent(&args[0])?
+        }
+        _ => return None,
+    };
+    (k.unsigned_abs() <= i32::MAX as u64).then_some(k)
+}
 
 /// C++ precedence levels (higher binds tighter).
 const PRIMARY: u8 = 16;
@@ -485,8 +557,16 @@ impl CExprPrinter<'_> {
     }
 
     fn pow(&self, base: &Expr, exp: &Expr) -> String {
+        // An integral literal exponent multiplies, as DaCe's `dace::math::ipow`
+        // (and `reciprocal` of it for a negative one, in tasklet code).
+        match integral_exponent(exp) {
+            Some(k) if k >= 0 => return format!("sdfgc_ipow({}, {k})", self.print(base)),
+            Some(k) if !self.symbolic => {
+                return format!("sdfgc_reciprocal(sdfgc_ipow({}, {}))", self.print(base), -k);
+            }
+            _ => {}
+        }
         match exp {
-            Expr::Int(k @ (2 | 3)) => format!("sdfgc_ipow({}, {k})", self.print(base)),
             Expr::Float(v) if *v == 0.5 => self.helper("sqrt", &[base]),
             Expr::Float(_) => self.helper("pow", &[base, exp]),
             _ if self.symbolic && !matches!(base, Expr::Float(_)) => {
@@ -863,7 +943,8 @@ mod tests {
     fn headers() -> String {
         format!(
             "#include <cmath>\n#include <cstdint>\n#include <type_traits>\n#include <limits>\n\
-             #include <algorithm>\n#include <cstdio>\n{PRELUDE}{PRELUDE}{PRELUDE_POW}\n{DECLS}"
+             #include <algorithm>\n#include <cstdio>\n{all}\n{all}\n{PRELUDE_POW}\n{DECLS}",
+            all = prelude_all()
         )
     }
 

@@ -20,9 +20,12 @@ use crate::passes::alloc::THREADS;
 mod constants;
 pub(crate) use constants::uses_identifier;
 
-/// Runtime helpers every translation unit carries (allocation, atomics).
-const RUNTIME: &str = r#"// ---- sdfgc runtime helpers ----
-// `new T[n]` like DaCe: an over-aligned operator new goes through
+/// Runtime helpers (allocation, alignment, atomics), each with the names
+/// that bring it into a file.
+const RUNTIME: &[(&[&str], &str)] = &[
+    (
+        &["sdfgc_alloc<", "sdfgc_free("],
+        r#"// `new T[n]` like DaCe: an over-aligned operator new goes through
 // memalign, which is measurably slower for the per-call allocations of scoped mode.
 template <typename T>
 static inline T *sdfgc_alloc(size_t n) {
@@ -31,9 +34,19 @@ static inline T *sdfgc_alloc(size_t n) {
 template <typename T>
 static inline void sdfgc_free(T *p) {
     delete[] p;
-}
-__attribute__((unused)) static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-template <typename T, typename F>
+}"#,
+    ),
+    (
+        &["sdfgc_align_up("],
+        "static inline size_t sdfgc_align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }",
+    ),
+    (
+        &[
+            "sdfgc_atomic_update(",
+            "sdfgc_atomic_min(",
+            "sdfgc_atomic_max(",
+        ],
+        r#"template <typename T, typename F>
 static inline void sdfgc_atomic_update(T *p, T v, F f) {
     T old;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
@@ -49,7 +62,31 @@ static inline void sdfgc_atomic_min(T *p, T v) {
 template <typename T>
 static inline void sdfgc_atomic_max(T *p, T v) {
     sdfgc_atomic_update(p, v, [](T a, T b) { return a < b ? b : a; });
-}"#;
+}"#,
+    ),
+];
+
+/// Where a file's [`cexpr::HELPERS`] and [`RUNTIME`] helpers go, until the
+/// rendered file tells which it names.
+const HELPERS_MARK: &str = "@@sdfgc-helpers@@";
+const RUNTIME_MARK: &str = "@@sdfgc-runtime@@";
+
+/// The [`RUNTIME`] helpers that a file's text (`named`) calls, ending in a
+/// newline; empty when it calls none.
+fn runtime_helpers(named: &dyn Fn(&str) -> bool) -> String {
+    let picked: Vec<&str> = RUNTIME
+        .iter()
+        .filter(|(names, _)| names.iter().any(|n| named(n)))
+        .map(|(_, text)| *text)
+        .collect();
+    if picked.is_empty() {
+        return String::new();
+    }
+    format!(
+        "// ---- sdfgc runtime helpers ----\n{}\n",
+        picked.join("\n")
+    )
+}
 
 /// Contiguous host copies, only in files that make them.
 const RUNTIME_COPY: &str = r#"// ---- contiguous copies: memcpy like DaCe's (its large-copy path beats a
@@ -737,7 +774,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     };
     // Whether the file's code (body or shared functions) names `s`.
     let uses = |s: &str| body.contains(s) || shared.functions.iter().any(|f| f.contains(s));
-    let mut prelude = cexpr::PRELUDE.trim_end().to_string();
+    let mut prelude = String::new();
     let mut add = |part: &str| {
         prelude.push('\n');
         prelude.push_str(part.trim_end());
@@ -799,36 +836,43 @@ pub fn write(p: &Program) -> Result<Outputs> {
             add(def);
         }
     }
+    let runtime = {
+        let mut r = String::new();
+        if let Some(g) = p.gpu {
+            r = format!("{r}\n{}", gpu_runtime(g));
+        }
+        if !p.layouts.is_empty() {
+            r = format!("{r}\n{RUNTIME_WORKSPACE}");
+        }
+        if threads || uses("sdfgc_thread_num(") || uses("sdfgc_max_threads(") {
+            r = format!("{r}\n{RUNTIME_THREADS}");
+        }
+        if uses_cublas {
+            r = format!("{r}\n{}", cublas::RUNTIME);
+        }
+        if uses("sdfgc_copy(") || uses("sdfgc_move(") {
+            r = format!("{r}\n{RUNTIME_COPY}");
+        }
+        if let Some(g) = p.gpu.filter(|_| uses("dace::warpReduce<")) {
+            r = format!("{r}\n{}", crate::back::gpu::warp::runtime(g));
+        }
+        if uses("reduction(sdfgc_m") {
+            r = format!("{r}\n{RUNTIME_MINMAX}");
+        }
+        r
+    };
+    // The helpers come in where the rendered file names them (marks, replaced below).
+    let prelude = format!(
+        "{}\n{HELPERS_MARK}{prelude}",
+        cexpr::PRELUDE_BASE.trim_end()
+    );
+    let runtime = format!("{RUNTIME_MARK}{runtime}");
     let tu = TranslationUnit {
         name,
         version,
         mode,
         prelude: &prelude,
-        runtime: {
-            let mut r = RUNTIME.to_string();
-            if let Some(g) = p.gpu {
-                r = format!("{r}\n{}", gpu_runtime(g));
-            }
-            if !p.layouts.is_empty() {
-                r = format!("{r}\n{RUNTIME_WORKSPACE}");
-            }
-            if threads || uses("sdfgc_thread_num(") || uses("sdfgc_max_threads(") {
-                r = format!("{r}\n{RUNTIME_THREADS}");
-            }
-            if uses_cublas {
-                r = format!("{r}\n{}", cublas::RUNTIME);
-            }
-            if uses("sdfgc_copy(") || uses("sdfgc_move(") {
-                r = format!("{r}\n{RUNTIME_COPY}");
-            }
-            if let Some(g) = p.gpu.filter(|_| uses("dace::warpReduce<")) {
-                r = format!("{r}\n{}", crate::back::gpu::warp::runtime(g));
-            }
-            if uses("reduction(sdfgc_m") {
-                r = format!("{r}\n{RUNTIME_MINMAX}");
-            }
-            r
-        },
+        runtime,
         gpu: p.gpu.map(|g| GpuInfo {
             api: g.prefix,
             header: g.header,
@@ -895,7 +939,12 @@ pub fn write(p: &Program) -> Result<Outputs> {
         r.map_err(|e| Error::new(ErrorKind::Io, "", format!("template: {e}")))
     };
     let ext = tu.extension;
-    let mut cpp = render(tu.render())?;
+    let cpp = render(tu.render())?;
+    let named = |n: &str| cpp.contains(n);
+    let (helpers, runtime) = (cexpr::helpers(&named), runtime_helpers(&named));
+    let mut cpp = cpp
+        .replacen(&format!("{HELPERS_MARK}\n"), &helpers, 1)
+        .replacen(&format!("{RUNTIME_MARK}\n"), &runtime, 1);
     cpp.push('\n');
     let mut h = render(header.render())?;
     h.push('\n');

@@ -56,19 +56,19 @@ impl Reader {
             });
             self.done(e);
         }
-        // DaCe's rule: the unique source block if there is one, else `start_block`.
-        let explicit = match v.get("start_block") {
-            Some(s) if !s.is_null() => Some(BlockId(lookup(
+        // DaCe's rule: the unique source block if there is one (then
+        // `start_block` is not read: it may name a block a transformation
+        // removed), else `start_block`.
+        let start = match (unique_source(blocks.len(), &edges), v.get("start_block")) {
+            (Some(b), _) => Some(b),
+            (None, Some(s)) if !s.is_null() => Some(BlockId(lookup(
                 &ids,
                 Some(s),
                 || ptr(path, "start_block"),
                 "start block",
             )?)),
-            _ => None,
+            _ => (!blocks.is_empty()).then_some(BlockId(0)),
         };
-        let start = unique_source(blocks.len(), &edges)
-            .or(explicit)
-            .or((!blocks.is_empty()).then_some(BlockId(0)));
         Ok(Region {
             label: label_of(v),
             kind,

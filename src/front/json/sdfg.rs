@@ -156,6 +156,15 @@ impl Reader {
                     ),
                 ));
             }
+            // A subclass of DaCe's `Array` (the JSON names the subclass; its
+            // attributes are an array's): an array, as DaCe's generator
+            // treats it through `isinstance`.
+            _ if ["shape", "strides", "total_size", "dtype"]
+                .iter()
+                .all(|k| member(v.get("attributes"), k).is_some()) =>
+            {
+                DataKind::Array
+            }
             other => {
                 return Err(Error::format(
                     ptr(path, "type"),
