@@ -32,7 +32,8 @@ libraries are loaded into the worker by DaCe's `CompiledSDFG`.
 Sizes: the case's symbols (case.json; else every free symbol = 5) are
 doubled, all together, until one call of the faster library takes at least
 --min-ms, at most --max-doublings times, while the slower one's call stays
-under 0.5 s and the arguments under --max-mb. Inputs are random (difftest.make_inputs); scalars that are not
+under 0.5 s and the arguments under --max-mb (gt4py's stride and range-start symbols follow the extents:
+`doubled`). Inputs are random (difftest.make_inputs); scalars that are not
 symbols keep the case's values. Both libraries are called once on copies of
 the same inputs and every array is compared with difftest's tolerances
 (rtol 1e-6, atol 1e-9; exact for integers): a library whose outputs differ
@@ -321,6 +322,29 @@ def time_rounds(calls, rounds, budget):
     return {w: statistics.median(t) for w, t in times.items()}, done
 
 
+def doubled(syms, scaled):
+    """The sizes doubled: every scaled symbol times 2, except gt4py's
+    field symbols: `__<field>_<Dim>_range_0` (a start) stays,
+    `__<field>_<Dim>_stride` is multiplied by 2**p, p the number of the
+    field's dimensions with a smaller stride (each dimension's extent
+    doubles, so the layout stays the same)."""
+    out = dict(syms)
+    strides = {}
+    for k in scaled:
+        m = re.match(r"(__.+)_[^_]+_stride$", k)
+        if m:
+            strides.setdefault(m.group(1), []).append(k)
+        elif re.match(r"__.+_range_0$", k):
+            continue
+        else:
+            out[k] = 2 * syms[k]
+    for names in strides.values():
+        for k in names:
+            p = sum(1 for o in names if syms[o] < syms[k])
+            out[k] = syms[k] * 2**p
+    return out
+
+
 def fresh(lib):
     """The library with its state freed (`__dace_exit`): the next call
     initialises it for that call's symbols (sizes)."""
@@ -350,7 +374,10 @@ def prepare(lib, inputs, syms):
             WORKSPACES.append(ws)
             lib.set_workspace(storage, ws)
     lib(**call)
-    argtuple, _ = lib._construct_args(call)
+    if hasattr(lib, "_construct_args"):  # DaCe 1.0.2
+        argtuple, _ = lib._construct_args(call)
+    else:  # DaCe 2.x
+        argtuple, _ = lib.construct_arguments(**call)
     return vals, argtuple
 
 
@@ -412,7 +439,7 @@ def worker(args):
                         lib._cfunc(lib._libhandle, *argtuple)
                         t.append(time.perf_counter() - t0)
                     one[who] = min(t)
-                nxt = {k: (2 * v if k in scaled else v) for k, v in syms.items()}
+                nxt = doubled(syms, scaled)
                 if (min(one.values()) * 1e3 >= args.min_ms or max(one.values()) > 0.5
                         or doublings >= args.max_doublings or not scaled
                         or arg_bytes(base, nxt) > args.max_mb * 2**20):
