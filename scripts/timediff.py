@@ -11,7 +11,7 @@ of every suite (the counterpart of scripts/difftest.py, which checks results).
 Options: --json FILE (keep one JSON line per program and flag set),
 --flags strict|fast|both, --rounds N (interleaved rounds, default 15),
 --min-ms MS (raise the sizes until one call of DaCe's library takes this
-long, default 2), --max-doublings K (default 6), --max-mb MB (cap on the
+long, default 2), --max-doublings K (default 16), --max-mb MB (cap on the
 arguments' bytes, default 256), --timeout S (per program, default 1200),
 --threshold R (default 1.05), --suite npbench,programs,corpus,gt4py|all.
 
@@ -492,7 +492,7 @@ def main():
     ap.add_argument("--flags", default="both", help="strict, fast or both (default)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--min-ms", type=float, default=2.0)
-    ap.add_argument("--max-doublings", type=int, default=6)
+    ap.add_argument("--max-doublings", type=int, default=16)
     ap.add_argument("--max-mb", type=float, default=256)
     ap.add_argument("--threshold", type=float, default=1.05)
     ap.add_argument("--timeout", type=float, default=1200)
