@@ -901,6 +901,7 @@ impl FnWriter<'_> {
             )
         };
         let mut private = BTreeSet::new();
+        let mut inner_const = BTreeSet::new();
         let mut roots: Vec<(usize, Option<String>, bool)> = Vec::new();
         for c in conns {
             let edge = ctx.adj.ins[id.index()]
@@ -958,7 +959,23 @@ impl FnWriter<'_> {
             };
             let written = ns.outputs.contains_key(c.as_str());
             roots.push((params.len(), self.root_container(ctx, &data), written));
-            params.push(format!("{} *{c}", idesc.dtype.ctype()));
+            // A read-only connector fed from a constant array (the file's
+            // `static const` one) or from a `const` parameter of this
+            // function is a `const` pointer, down every level (as DaCe's).
+            let constant = !self.in_kernel
+                && !written
+                && (self.const_args.contains(&data)
+                    || self
+                        .sdfg
+                        .constants
+                        .get(&data)
+                        .is_some_and(|k| !k.shape.is_empty()));
+            if constant {
+                inner_const.insert(c.clone());
+                params.push(format!("const {} *{c}", idesc.dtype.ctype()));
+            } else {
+                params.push(format!("{} *{c}", idesc.dtype.ctype()));
+            }
             args.push(ptr);
             // Private to the thread: its own data, or a part of shared data
             // that no other iteration of the enclosing parallel map touches
@@ -1034,6 +1051,7 @@ impl FnWriter<'_> {
         w.sym_params = sym_params;
         w.in_kernel = in_kernel;
         w.private_args = private;
+        w.const_args = inner_const;
         let (body, _) = w.write_body()?;
         // Symbols DaCe's rules pass in that this body does not name (one
         // sizing only an unused transient, say) are marked used: -Wextra clean.

@@ -90,6 +90,10 @@ pub(crate) struct FnWriter<'a> {
     pub cur_stream: u32,
     /// Arguments (nested SDFGs) bound to containers private to the calling thread.
     pub private_args: BTreeSet<String>,
+    /// Pointer parameters of this (nested SDFG's) function declared
+    /// `const T *`: read-only connectors fed from a constant array, or from
+    /// such a parameter of the caller (DaCe's nested functions take them so).
+    pub const_args: BTreeSet<String>,
     /// Inside a kernel with GPU_ThreadBlock maps: the block and its barrier state.
     pub tb: Option<crate::back::body::threadblock::BlockCtx>,
     /// Device operations of the current state: node -> (stream, event) it recorded.
@@ -131,6 +135,7 @@ impl<'a> FnWriter<'a> {
             in_kernel: false,
             cur_stream: 0,
             private_args: BTreeSet::new(),
+            const_args: BTreeSet::new(),
             tb: None,
             state_ops: Default::default(),
             pending_syncs: Vec::new(),
@@ -440,12 +445,13 @@ impl<'a> FnWriter<'a> {
             self.sym(&d.total_size)
         );
         match (self.access.get(name), self.gpu) {
-            (Some(Access::Value(v)), _) => format!("{v} = {}(0);", d.dtype.ctype()),
+            // `= {}` value-initialises any type (a functional cast does not
+            // take a two-word type such as `unsigned int`).
+            (Some(Access::Value(v)), _) => format!("{v} = {{}};"),
             // Device code: the thread zeroes its own array.
             (_, Some(_)) if self.in_kernel => format!(
-                "for (int64_t __z = 0; __z < static_cast<int64_t>({}); ++__z) {name}[__z] = {}();",
+                "for (int64_t __z = 0; __z < static_cast<int64_t>({}); ++__z) {name}[__z] = {{}};",
                 self.sym(&d.total_size),
-                d.dtype.ctype()
             ),
             (_, Some(g)) if self.is_device(name) => {
                 format!(
