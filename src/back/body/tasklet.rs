@@ -838,12 +838,11 @@ impl<'a> FnWriter<'a> {
             }
             if let Some(&ConnType::Vector(vt, vn)) = t.outputs.get(c) {
                 let at = self.vector_at(e, d, sub, (vt, vn), c, &indexed, &node.label)?;
-                if e.memlet.wcr.is_some() || e.memlet.dynamic {
+                if e.memlet.dynamic {
                     return Err(Error::unsupported(
                         &e.path,
                         format!(
-                            "tasklet '{}': vector output '{c}' with write-conflict resolution \
-                             or a dynamic memlet",
+                            "tasklet '{}': vector output '{c}' with a dynamic memlet",
                             node.label
                         ),
                     ));
@@ -854,7 +853,48 @@ impl<'a> FnWriter<'a> {
                     conns.insert(c.clone(), Conn::value(var.clone(), vt));
                 }
                 let var = conns[c].var.clone();
-                writebacks.push(format!("sdfgc_vstore<{}, {vn}>({at}, {var});", vt.ctype()));
+                match &e.memlet.wcr {
+                    None => {
+                        writebacks.push(format!("sdfgc_vstore<{}, {vn}>({at}, {var});", vt.ctype()))
+                    }
+                    Some(w) => {
+                        let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
+                        let atomic = self.in_parallel
+                            && !self.is_private(data)
+                            && self.wcr_conflicts(data, sub);
+                        if crate::ir::single_element(sub) {
+                            // Into one element: the vector's elements combined
+                            // first, then the element (DaCe's `vreduce_atomic`).
+                            let h = format!("{var}_h");
+                            writebacks.push(format!("{} {h} = {var}[0];", vt.ctype()));
+                            for k in 1..vn {
+                                writebacks.push(self.wcr_update(
+                                    w,
+                                    &h,
+                                    &format!("{var}[{k}]"),
+                                    vt,
+                                    false,
+                                ));
+                            }
+                            let target = self.element(data, d, &starts);
+                            writebacks.push(match self.reduction_var(data, &starts) {
+                                Some(red) => self.wcr_update(w, &red, &h, vt, false),
+                                None => self.wcr_update(w, &target, &h, vt, atomic),
+                            });
+                        } else {
+                            // Into as many consecutive elements: each its own.
+                            for k in 0..vn {
+                                writebacks.push(self.wcr_update(
+                                    w,
+                                    &format!("({at})[{k}]"),
+                                    &format!("{var}[{k}]"),
+                                    vt,
+                                    atomic,
+                                ));
+                            }
+                        }
+                    }
+                }
                 continue;
             }
             let (dtype, is_ptr) =
