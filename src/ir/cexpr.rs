@@ -160,6 +160,51 @@ SDFGC_HD auto sdfgc_ipow(T base, int exp) -> decltype(base * base) {
   return r;
 }"#,
     ),
+    (
+        &["sdfgc_mod_float("],
+        r#"// DaCe's Mod_float (Fortran MOD of reals): value - int(value / modulus) * modulus.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_mod_float(A value, B modulus) -> decltype(value + modulus) {
+  using R = decltype(value + modulus);
+  return R(value - static_cast<int>(value / modulus) * modulus);
+}"#,
+    ),
+    (
+        &["sdfgc_modulo("],
+        r#"// DaCe's Modulo (Fortran MODULO of integers), its formula: the quotient in float.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_modulo(A value, B modulus) -> decltype(value + modulus) {
+  using R = decltype(value + modulus);
+  return R(value - floor(static_cast<float>(value) / modulus) * modulus);
+}"#,
+    ),
+    (
+        &["sdfgc_modulo_float("],
+        r#"// DaCe's Modulo_float (Fortran MODULO of reals): value - floor(value / modulus) * modulus.
+template <typename A, typename B>
+SDFGC_HD auto sdfgc_modulo_float(A value, B modulus) -> decltype(value + modulus) {
+  using R = decltype(value + modulus);
+  return R(value - floor(value / modulus) * modulus);
+}"#,
+    ),
+    (
+        &["sdfgc_exponent("],
+        r#"// DaCe's one-argument frexp (Fortran EXPONENT): the binary exponent.
+template <typename T>
+SDFGC_HD int sdfgc_exponent(T a) {
+  int e = 0;
+  frexp(a, &e);
+  return e;
+}"#,
+    ),
+    (
+        &["sdfgc_iround("],
+        r#"// DaCe's iround (Fortran NINT): round to nearest, halves away from zero, as int.
+template <typename T>
+SDFGC_HD int sdfgc_iround(T a) {
+  return static_cast<int>(round(a));
+}"#,
+    ),
 ];
 
 /// The [`HELPERS`] that a file's text names (`uses`), each line ending in
@@ -670,6 +715,11 @@ impl CExprPrinter<'_> {
             Func::MaxThreads => "sdfgc_max_threads",
             Func::Modf => "sdfgc_np_modf",
             Func::Frexp => "sdfgc_np_frexp",
+            Func::ModFloat => "sdfgc_mod_float",
+            Func::Modulo => "sdfgc_modulo",
+            Func::ModuloFloat => "sdfgc_modulo_float",
+            Func::Exponent => "sdfgc_exponent",
+            Func::IRound => "sdfgc_iround",
             // The writers print the operand as the pointer it is.
             Func::IsNone => {
                 let a = args.first().map(|a| self.print(a)).unwrap_or_default();

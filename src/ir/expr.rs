@@ -204,6 +204,16 @@ pub enum Func {
     Modf,
     /// DaCe's `np_frexp(a, m, e)` (statement): `m, e = np.frexp(a)`.
     Frexp,
+    /// DaCe's `Mod_float(a, b)` (Fortran `MOD` of reals): `a - int(a / b) * b`.
+    ModFloat,
+    /// DaCe's `Modulo(a, b)` (Fortran `MODULO` of integers): `a - floor(float(a) / b) * b`.
+    Modulo,
+    /// DaCe's `Modulo_float(a, b)` (Fortran `MODULO` of reals): `a - floor(a / b) * b`.
+    ModuloFloat,
+    /// DaCe's one-argument `frexp(a)` (Fortran `EXPONENT`): the binary exponent, an `int`.
+    Exponent,
+    /// DaCe's `iround(a)` (Fortran `NINT`): `int(round(a))`.
+    IRound,
     /// `x is None` (DaCe prints `x == nullptr`): whether the array `x` was passed as `None`.
     IsNone,
     /// OpenMP's `omp_get_thread_num()` (C code DaCe passes through): the

@@ -205,7 +205,15 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 // Statements (`py_divmod`, ...): no value.
                 Func::DivMod | Func::Modf | Func::Frexp => DType::Int32,
                 Func::Deg2Rad | Func::Rad2Deg | Func::Heaviside if args.len() == 1 => t0,
-                Func::PyFloor | Func::PyMod | Func::Heaviside | Func::Gcd | Func::Lcm => {
+                Func::Exponent | Func::IRound => DType::Int32,
+                Func::PyFloor
+                | Func::PyMod
+                | Func::Heaviside
+                | Func::Gcd
+                | Func::Lcm
+                | Func::ModFloat
+                | Func::Modulo
+                | Func::ModuloFloat => {
                     DType::promote(t0, args.get(1).map(|a| infer(a, s)).unwrap_or(t0))
                 }
                 // `nextafter(x, inf)`: `inf` is a double, so C++ calls the
@@ -1793,7 +1801,7 @@ impl<'a> FnWriter<'a> {
             WcrKind::Product => format!("{target} *= {value};"),
             _ => {
                 let f = print_wcr(w, &self.typed_wcr_body(w, dtype), target, &value);
-                format!("{target} = {}({f});", dtype.ctype())
+                format!("{target} = static_cast<{}>({f});", cexpr::cast_type(dtype))
             }
         };
         critical_unless_replace(update, w, atomic)
@@ -1901,7 +1909,7 @@ impl<'a> FnWriter<'a> {
                     ));
                 }
                 let ct = w.dtype.ctype();
-                format!("#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} {ct}({rhs}); }}")
+                format!("#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} static_cast<{ct}>({rhs}); }}")
             }
         };
         let line = match declared {

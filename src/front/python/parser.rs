@@ -1942,6 +1942,13 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "omp_get_max_threads" => Func::MaxThreads,
         "np_modf" => Func::Modf,
         "np_frexp" => Func::Frexp,
+        // DaCe's runtime functions of its Fortran frontend's intrinsics
+        // (dace/frontend/fortran/intrinsics.py, dace/runtime/include/dace/math.h).
+        "Mod_float" => Func::ModFloat,
+        "Modulo" => Func::Modulo,
+        "Modulo_float" => Func::ModuloFloat,
+        "frexp" if n == 1 => Func::Exponent,
+        "iround" => Func::IRound,
         "real" => Func::Real,
         "imag" => Func::Imag,
         "conj" | "conjugate" => Func::Conj,
@@ -1990,6 +1997,9 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         | Func::Fmax
         | Func::Remainder
         | Func::Complex
+        | Func::ModFloat
+        | Func::Modulo
+        | Func::ModuloFloat
         | Func::CMod => 2,
         _ => 1,
     };
@@ -3162,6 +3172,12 @@ mod tests {
             ("rad2deg(a)", Func::Rad2Deg, 1),
             ("nextafter(a, inf)", Func::NextAfter, 2),
             ("ldexp(a, b)", Func::Ldexp, 2),
+            // DaCe's Fortran frontend's intrinsics (dace/runtime/include/dace/math.h).
+            ("Mod_float(a, b)", Func::ModFloat, 2),
+            ("Modulo(a, b)", Func::Modulo, 2),
+            ("Modulo_float(a, b)", Func::ModuloFloat, 2),
+            ("frexp(a)", Func::Exponent, 1),
+            ("iround(a)", Func::IRound, 1),
         ] {
             assert!(
                 matches!(p(src), Expr::Call(g, ref v) if g == f && v.len() == n),
