@@ -46,6 +46,11 @@ SDFGC_HD sdfgc_cplx<T> log2(const sdfgc_cplx<T> &n) {
 }
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> expm1(const sdfgc_cplx<T> &n) { return exp(n) - T(1); }
+// np.rint of a complex number: each part rounded (DaCe's `round` overload).
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> round(const sdfgc_cplx<T> &a) {
+  return sdfgc_cplx<T>(round(a.real()), round(a.imag()));
+}
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> log1p(const sdfgc_cplx<T> &n) { return log(n + T(1)); }
 template <typename T>
@@ -64,6 +69,11 @@ SDFGC_HD sdfgc_cplx<T> sdfgc_sign(const sdfgc_cplx<T> &x) {
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> sdfgc_floordiv(const sdfgc_cplx<T> &a, const sdfgc_cplx<T> &b) {
   return sdfgc_cplx<T>(floor((a / b).real()), T(0));
+}
+// DaCe's py_mod of complex numbers: a - py_floor(a, b) * b.
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> sdfgc_pymod(const sdfgc_cplx<T> &a, const sdfgc_cplx<T> &b) {
+  return a - sdfgc_cplx<T>(floor((a / b).real()), T(0)) * b;
 }
 // Atomic complex sum: the real and imaginary parts are added atomically one
 // by one (a sum commutes componentwise; the layout is two T's, as C's _Complex).

@@ -139,15 +139,56 @@ fn check_none_tests(sdfg: &Sdfg, e: &Expr, path: &str) -> Result<()> {
     }
 }
 
+/// `k = round(z)` on an interstate edge with a complex `z` and a symbol `k`
+/// that is not complex (Python's `round(z)`, which DaCe's frontend types as
+/// an integer): DaCe's `round` of a complex value is complex (dace/math.h)
+/// and its own generated code does not compile either (no conversion to the
+/// symbol's type).
+fn check_complex_round(sdfg: &Sdfg, k: &str, v: &Expr, path: &str) -> Result<()> {
+    fn complex_data(sdfg: &Sdfg, e: &Expr) -> bool {
+        match e {
+            Expr::Sym(n) | Expr::Index(n, _) => {
+                sdfg.arrays.get(n).is_some_and(|d| d.dtype.is_complex())
+            }
+            Expr::Call(_, args) => args.iter().any(|a| complex_data(sdfg, a)),
+            Expr::Unary(_, a) => complex_data(sdfg, a),
+            Expr::Binary(_, a, b) => complex_data(sdfg, a) || complex_data(sdfg, b),
+            _ => false,
+        }
+    }
+    fn rounds(sdfg: &Sdfg, e: &Expr) -> bool {
+        match e {
+            Expr::Call(Func::Round, args) => args.iter().any(|a| complex_data(sdfg, a)),
+            Expr::Call(_, args) => args.iter().any(|a| rounds(sdfg, a)),
+            Expr::Unary(_, a) => rounds(sdfg, a),
+            Expr::Binary(_, a, b) => rounds(sdfg, a) || rounds(sdfg, b),
+            Expr::Ternary(c, a, b) => rounds(sdfg, c) || rounds(sdfg, a) || rounds(sdfg, b),
+            _ => false,
+        }
+    }
+    if sdfg.symbol_type(k).is_none_or(|t| t.is_complex()) || !rounds(sdfg, v) {
+        return Ok(());
+    }
+    Err(Error::unsupported(
+        path,
+        format!(
+            "'{k} = {}': round of a complex value into a symbol that is not complex (DaCe's \
+             round of a complex number is complex; DaCe's generated code does not compile either)",
+            crate::ir::cexpr::to_cpp(v)
+        ),
+    ))
+}
+
 fn validate_region(sdfg: &Sdfg, r: &Region, names: &HashSet<&str>) -> Result<()> {
     for e in &r.edges {
         check_names(&e.condition, names, &e.path, || {
             "interstate condition".into()
         })?;
         check_none_tests(sdfg, &e.condition, &e.path)?;
-        for (_, v) in &e.assignments {
+        for (k, v) in &e.assignments {
             check_names(v, names, &e.path, || "interstate assignment".into())?;
             check_none_tests(sdfg, v, &e.path)?;
+            check_complex_round(sdfg, k, v, &e.path)?;
         }
     }
     if let RegionKind::Loop(l) = &r.kind {

@@ -202,6 +202,14 @@ def vector_interstate_read(d):
     d["edges"][0]["attributes"]["data"]["attributes"]["assignments"]["v"] = "A[0]"
 
 
+def complex_round_symbol(d):
+    """`k = round(A[0])` on an interstate edge, A complex, k an int64 symbol
+    (Python's round of a complex value: DaCe's round is complex, its C++ does not compile)."""
+    arr(d, "A")["attributes"]["dtype"] = "complex128"
+    d["attributes"]["symbols"]["k"] = "int64"
+    d["edges"][0]["attributes"]["data"]["attributes"]["assignments"]["k"] = "round(A[0])"
+
+
 def tiled_other_subset(d):
     m = memlet(edge(d, 0, 1))
     m["other_subset"] = copy.deepcopy(m["subset"])
@@ -405,6 +413,8 @@ CASES = [
     ("threadlocal_shared_write", corpus_fixture("tasklet_cpp_semantics", threadlocal_shared_write), 1, "tasklet 'query': parallel iterations may write the same elements of the CPU_ThreadLocal container 'flags'", "at /nodes/6/edges/", "cpp"),
     # A chained assignment whose last target is a value, not an element of an array output (DaCe: a structured binding).
     ("tasklet_chain_into_value", with_code("t = __out = __in1 + __in2"), 1, "tasklet '_Add_': chained assignment 'a = b = x' whose last target is not an element of an array output connector", "at /nodes/3/nodes/1", "cpp"),
+    # round of a complex value into an integer symbol (DaCe's generated code does not compile either).
+    ("complex_round_symbol", complex_round_symbol, 1, "round of a complex value into a symbol that is not complex", "at /edges/0", "check"),
 ]
 
 
