@@ -46,6 +46,7 @@ DaCe's outputs, so the test suite runs it without DaCe.
 """
 import argparse
 import copy
+import inspect
 import json
 import os
 import subprocess
@@ -244,7 +245,7 @@ def _inputs(cell, sdfg, rng):
         shape = tuple(int(s) for s in desc.shape)
         dom = cell.domain.get(name, "any")
         if np.issubdtype(npdt, np.bool_):
-            v = rng.integers(0, 2, size=shape)
+            v = rng.integers(0 if dom == "any" else 1, 2, size=shape)
         elif np.issubdtype(npdt, np.unsignedinteger):
             v = rng.integers(1 if dom != "any" else 0, 4 if dom == "small" else 9, size=shape)
         elif np.issubdtype(npdt, np.integer):
@@ -308,7 +309,10 @@ def combine(name, sdfgs):
         for a, desc in s.arrays.items():
             if not desc.transient:
                 outer.add_datadesc(f"c{i}_{a}", copy.deepcopy(desc))
-        node = st.add_nested_sdfg(s, outer, reads, writes)
+        if "parent" in inspect.signature(st.add_nested_sdfg).parameters:  # DaCe 1.x
+            node = st.add_nested_sdfg(s, outer, reads, writes)
+        else:
+            node = st.add_nested_sdfg(s, reads, writes)
         for a in sorted(reads):
             st.add_edge(st.add_read(f"c{i}_{a}"), None, node, a,
                         dace.Memlet.from_array(f"c{i}_{a}", outer.arrays[f"c{i}_{a}"]))
@@ -481,6 +485,15 @@ def _save_fixture(save, sdfg, inputs, refs, cells, seed):
         description="Enumerated cells (scripts/enumerate.py), one nested SDFG each: "
                     + ", ".join(c.key for c in cells),
         symbols={}, features=[], script=f"scripts/enumerate.py --save-fixture (seed {seed})", tol=1e-5)
+    # The corpus format's complex data: (real, imag) pairs of the real type.
+    path = os.path.join(save["dir"], save["name"], "case.json")
+    case = fixturelib.load_case(path)
+    for entry in case["args"] + case["outputs"]:
+        if entry["dtype"].startswith("complex"):
+            entry["complex_dtype"] = entry["dtype"]
+            entry["dtype"] = {"complex64": "float32", "complex128": "float64"}[entry["dtype"]]
+            entry["shape"] = entry["shape"] + [2]
+    fixturelib.write_json(path, case)
 
 
 def _refused(e):
