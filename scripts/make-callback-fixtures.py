@@ -15,7 +15,8 @@ every output and every call the callbacks saw with plain Python's. Each
 callback form DaCe's frontend writes is covered: arrays and scalars passed,
 one scalar returned, arrays and several values returned through pointers,
 a Python object passed between callbacks, a
-callback called from a nested SDFG, and callbacks in program order.
+callback called from a nested SDFG, callbacks in program order, and a
+callback symbol called inside an expression of an explicit tasklet.
 """
 
 import argparse
@@ -129,8 +130,34 @@ def cb_pyobject(B: dace.int64[4], start: dace.int64):
         B[i] = v * 10
 
 
+def host_triple(x):
+    LOG.append(("host_triple", float(x)))
+    return 3.0 * x
+
+
+# A callback declared as a symbol and called inside an expression of an
+# explicit tasklet (DaCe's C++ calls it there; sdfgc hoists the call).
+cb_triple = dace.symbol("cb_triple", dace.callback(dace.float64, dace.float64))
+
+
+@dace.program
+def cb_in_expression(A: dace.float64[N], B: dace.float64[N]):
+    for i in range(N):
+        with dace.tasklet:
+            a << A[i]
+            b >> B[i]
+            b = (cb_triple(a) + 1.0) * 2.0
+
+
+def cb_in_expression_plain(A, B):
+    for i in range(len(A)):
+        B[i] = (host_triple(A[i]) + 1.0) * 2.0
+
+
 def plain(f):
-    """The program run as plain Python (DaCe's `.f`)."""
+    """The program run as plain Python (DaCe's `.f`; a tasklet's, by hand)."""
+    if f.f.__name__ == "cb_in_expression":
+        return cb_in_expression_plain
     return f.f
 
 
@@ -140,7 +167,7 @@ def inputs(name, rng):
     b = rng.random(n)
     if name == "cb_arrays":
         return dict(A=a, B=b, s=np.float64(2.5)), {"N": n}
-    if name in ("cb_scalar_return", "cb_nested"):
+    if name in ("cb_scalar_return", "cb_nested", "cb_in_expression"):
         return dict(A=a, B=b), {"N": n}
     if name == "cb_tuple_return":
         return dict(A=a, B=b, C=np.zeros(1)), {"N": n}
@@ -149,9 +176,9 @@ def inputs(name, rng):
     raise KeyError(name)
 
 
-PROGRAMS = [cb_arrays, cb_scalar_return, cb_tuple_return, cb_nested, cb_pyobject]
+PROGRAMS = [cb_arrays, cb_scalar_return, cb_tuple_return, cb_nested, cb_pyobject, cb_in_expression]
 CALLBACKS = dict(host_scale=host_scale, host_sum=host_sum, host_note=host_note, host_minmax=host_minmax,
-                 host_bump=host_bump, host_make=host_make, host_next=host_next)
+                 host_bump=host_bump, host_make=host_make, host_next=host_next, cb_triple=host_triple)
 
 
 def save(out):

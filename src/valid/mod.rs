@@ -405,6 +405,34 @@ fn check_callback(sdfg: &Sdfg, st: &State, id: NodeId, t: &Tasklet, label: &str)
         ))
     };
     let [Stmt::Callback { func, args, result }] = t.stmts.as_slice() else {
+        // Calls inside expressions, hoisted by the parser: scalar functions
+        // of values, at the code's top level.
+        let hoisted = |s: &Stmt| match s {
+            Stmt::Callback {
+                func,
+                args,
+                result: Some(r),
+            } if r.starts_with("__sdfgc_cb") => sdfg.callbacks.get(func).is_some_and(|cb| {
+                matches!(cb.returns.as_slice(), [CbValue::Scalar(_)])
+                    && cb.inputs.iter().all(|v| matches!(v, CbValue::Scalar(_)))
+                    && cb.inputs.len() == args.len()
+                    && args.iter().all(|a| matches!(a, CbArg::Value(_)))
+            }),
+            _ => false,
+        };
+        let top = t
+            .stmts
+            .iter()
+            .filter(|s| matches!(s, Stmt::Callback { .. }))
+            .count();
+        if top == calls
+            && t.stmts
+                .iter()
+                .filter(|s| matches!(s, Stmt::Callback { .. }))
+                .all(hoisted)
+        {
+            return Ok(());
+        }
         return refuse(
             "a callback call among other statements (DaCe's frontend writes a callback \
              tasklet as the call alone)"

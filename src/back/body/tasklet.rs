@@ -1229,6 +1229,35 @@ impl<'a> FnWriter<'a> {
             return refuse(why);
         }
         match s {
+            // A callback called inside an expression (hoisted by the
+            // parser into a fresh local): a scalar function of values,
+            // called where DaCe's C++ calls it (src/valid checked its type).
+            Stmt::Callback {
+                func,
+                args,
+                result: Some(r),
+            } if r.starts_with("__sdfgc_cb") && !self.in_kernel => {
+                let cb = self.sdfg.callbacks.get(func).ok_or_else(|| {
+                    Error::invalid(&node.path, format!("'{func}' is not a callback"))
+                })?;
+                let &[CbValue::Scalar(t)] = cb.returns.as_slice() else {
+                    return refuse(format!("'{func}' does not return one scalar"));
+                };
+                let mut printed = Vec::new();
+                for a in args {
+                    printed.push(match a {
+                        CbArg::Str(s) => format!("const_cast<char *>({})", c_string(s)),
+                        CbArg::Null => "nullptr".to_string(),
+                        CbArg::Value(e) => self.tasklet_expr(e, &scope),
+                    });
+                }
+                locals.declare(r, t);
+                self.out.line(format!(
+                    "{} {r} = {func}({});",
+                    t.ctype(),
+                    printed.join(", ")
+                ));
+            }
             Stmt::Callback { func, .. } => {
                 return refuse(format!(
                     "a call of the callback '{func}' among other statements (DaCe's frontend \
@@ -1909,7 +1938,9 @@ impl<'a> FnWriter<'a> {
                     ));
                 }
                 let ct = w.dtype.ctype();
-                format!("#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} static_cast<{ct}>({rhs}); }}")
+                format!(
+                    "#pragma omp atomic capture\n{{ {var} = {lhs}; {lhs} {op} static_cast<{ct}>({rhs}); }}"
+                )
             }
         };
         let line = match declared {

@@ -166,6 +166,13 @@ struct Parser<'a> {
     /// Callback symbols of the SDFG (DaCe's `callback` type): a statement
     /// `f(args)` or `out = f(args)` calling one is a [`Stmt::Callback`].
     callbacks: &'a [String],
+    /// Parsing the value of an assignment: a callback call inside it is
+    /// hoisted into `hoisted` (a call statement into a fresh local).
+    hoist_ok: bool,
+    /// Callback calls hoisted out of the value being parsed, in order.
+    hoisted: Vec<Stmt>,
+    /// Locals made for hoisted callback calls so far.
+    cb_temps: usize,
 }
 
 /// A lambda of tasklet code: DaCe prints `f = lambda x, y: e` as the C++
@@ -289,6 +296,9 @@ impl<'a> Parser<'a> {
             lambdas: vec![Vec::new()],
             in_lambda: false,
             callbacks: &[],
+            hoist_ok: false,
+            hoisted: Vec::new(),
+            cb_temps: 0,
         })
     }
 
@@ -645,9 +655,20 @@ impl<'a> Parser<'a> {
                 && self.peek_at(3) == Tok::Punct(Punct::LParen)
                 && !KEYWORDS.contains(&n)
             {
+                let save = self.pos;
                 self.bump();
                 self.bump();
-                return self.callback_call(Some(n.to_string()), out);
+                let mut call = Vec::new();
+                self.callback_call_args(Some(n.to_string()), &mut call)?;
+                if matches!(
+                    self.peek(),
+                    Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi) | Tok::Dedent
+                ) {
+                    out.append(&mut call);
+                    return Ok(());
+                }
+                // More expression follows: an assignment whose value calls it.
+                self.pos = save;
             }
             // `x: dace.float64` (a type hint DaCe's dead-dataflow
             // elimination writes for a removed output), `x: T = v`.
@@ -673,7 +694,21 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.bump();
                 let start = self.toks[self.pos];
-                let e = self.expr()?.expr;
+                self.hoist_ok = self.tasklet && p == Punct::Assign;
+                let e = self.expr();
+                self.hoist_ok = false;
+                let e = e?.expr;
+                if !self.hoisted.is_empty() {
+                    // DaCe's C++ calls the callback where the expression
+                    // names it: hoisted, unless it is evaluated only under
+                    // a condition.
+                    if conditional(&e) || self.peek() == Tok::Punct(Punct::Assign) {
+                        return Err(self.construct(
+                            "a callback call inside a conditional expression or a chained assignment",
+                        ));
+                    }
+                    out.append(&mut self.hoisted);
+                }
                 if self.tasklet && p == Punct::Assign && self.peek() == Tok::Punct(Punct::Assign) {
                     // `n = target = value`: DaCe's C++ gives `n` the result of the write.
                     let target = Self::target(e, &start)?;
@@ -818,6 +853,22 @@ impl<'a> Parser<'a> {
         result: Option<String>,
         out: &mut Vec<Stmt>,
     ) -> Result<(), PyError> {
+        self.callback_call_args(result, out)?;
+        match self.peek() {
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi) | Tok::Dedent => Ok(()),
+            _ => {
+                // Inside an expression: the statement again, the call hoisted.
+                Err(self.construct("a callback call followed by more of an expression"))
+            }
+        }
+    }
+
+    /// The call `f(args)` of the callback next, as a statement into `out`.
+    fn callback_call_args(
+        &mut self,
+        result: Option<String>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), PyError> {
         let Tok::Name(func) = self.bump().kind else {
             return Err(self.unexpected());
         };
@@ -856,15 +907,6 @@ impl<'a> Parser<'a> {
                 return Err(self.err_here(statement_call_message(f)));
             }
             args.push(CbArg::Value(e));
-        }
-        match self.peek() {
-            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi) | Tok::Dedent => {}
-            _ => {
-                return Err(self.construct(&format!(
-                    "a callback call '{func}(...)' inside an expression (DaCe's frontend \
-                     writes it as a statement of its own)"
-                )));
-            }
         }
         out.push(Stmt::Callback {
             func: func.to_string(),
@@ -1435,6 +1477,23 @@ impl<'a> Parser<'a> {
 
     /// A (possibly dotted) name: constant, symbol, or the callee of a call.
     fn name(&mut self, n: &'a str) -> Result<Tree, PyError> {
+        if self.hoist_ok
+            && self.callbacks.iter().any(|c| c == n)
+            && self.peek_at(1) == Tok::Punct(Punct::LParen)
+        {
+            // A callback called inside an assignment's value (DaCe's C++
+            // calls it there): a call statement into a fresh local before
+            // the assignment, the local in its place.
+            let tmp = format!("__sdfgc_cb{}", self.cb_temps);
+            self.cb_temps += 1;
+            let mut calls = Vec::new();
+            self.hoist_ok = false;
+            let r = self.callback_call_args(Some(tmp.clone()), &mut calls);
+            self.hoist_ok = true;
+            r?;
+            self.hoisted.extend(calls);
+            return Ok(Tree::leaf(Expr::Sym(tmp)));
+        }
         let t = self.bump();
         match n {
             "True" | "true" => return Ok(Tree::leaf(Expr::Bool(true))),
@@ -2006,6 +2065,18 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
     arity(want)?;
     let depth = depth_over(&args);
     node(depth, || Expr::Call(func, exprs(args)))
+}
+
+/// True if `e` evaluates a part only under a condition (a ternary, `and`, `or`).
+fn conditional(e: &Expr) -> bool {
+    match e {
+        Expr::Ternary(..) | Expr::Binary(BinaryOp::And | BinaryOp::Or, ..) => true,
+        Expr::Binary(_, a, b) => conditional(a) || conditional(b),
+        Expr::Unary(_, a) | Expr::Field(a, _) => conditional(a),
+        Expr::Call(_, args) | Expr::Index(_, args) => args.iter().any(conditional),
+        Expr::Record(_, fields) => fields.iter().any(|(_, a)| conditional(a)),
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -3026,10 +3097,27 @@ mod tests {
         );
         let v = parse_tasklet_calling("f()", &cbs).unwrap();
         assert!(matches!(&v[..], [Stmt::Callback { args, result: None, .. }] if args.is_empty()));
-        let e = parse_tasklet_calling("x = f(a) + 1", &cbs)
+        // Inside an assignment's value: hoisted into a local before it.
+        let v = parse_tasklet_calling("x = (f(a) + 1)", &cbs).unwrap();
+        assert_eq!(
+            v,
+            vec![
+                Stmt::Callback {
+                    func: "f".into(),
+                    args: vec![CbArg::Value(s("a"))],
+                    result: Some("__sdfgc_cb0".into()),
+                },
+                assign("x", b(BinaryOp::Add, s("__sdfgc_cb0"), Expr::Int(1))),
+            ]
+        );
+        let e = parse_tasklet_calling("x = f(a) if c else 0", &cbs)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("inside an expression"), "{e}");
+        assert!(e.contains("conditional expression"), "{e}");
+        let e = parse_tasklet_calling("if f(a) > 0:\n    x = 1", &cbs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown function 'f'"), "{e}");
         let e = parse_tasklet_calling("f(a=1)", &cbs)
             .unwrap_err()
             .to_string();
