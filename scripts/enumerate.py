@@ -498,7 +498,7 @@ def _save_fixture(save, sdfg, inputs, refs, cells, seed):
 
 def _refused(e):
     text = str(e)
-    return "unsupported" in text or "refuse" in text or "sdfgc: error" in text and "g++" not in text
+    return ("unsupported" in text or "refuse" in text or "sdfgc: error" in text) and "g++" not in text
 
 
 def _last_line(e):
@@ -509,7 +509,7 @@ def _last_line(e):
     return (lines[-1] if lines else repr(e))[:300]
 
 
-def settle(cells, seed, workdir, py, log):
+def settle(cells, seed, workdir, py):
     """Runs `cells` in a child; splits the batch while one side fails as a
     whole, until each cell stands alone."""
     if not cells:
@@ -535,8 +535,8 @@ def settle(cells, seed, workdir, py, log):
             verdict[rest[0].key] = tuple(failed)
         else:
             mid = len(rest) // 2
-            verdict.update(settle(rest[:mid], seed, workdir, py, log))
-            verdict.update(settle(rest[mid:], seed, workdir, py, log))
+            verdict.update(settle(rest[:mid], seed, workdir, py))
+            verdict.update(settle(rest[mid:], seed, workdir, py))
     return verdict
 
 
@@ -588,7 +588,7 @@ def main():
     for (fam, entry), group in by_entry.items():
         for k in range(0, len(group), args.batch):
             part = group[k:k + args.batch]
-            verdict = settle(part, args.seed, workdir, sys.executable, log)
+            verdict = settle(part, args.seed, workdir, sys.executable)
             for c in part:
                 status, why = verdict.get(c.key, ("crash", "no verdict"))
                 row = {"cell": c.key, "status": status, "why": why}

@@ -44,7 +44,7 @@ using std::fmin; using std::fmax; using std::remainder;
 /// The helpers of generated expressions (`sdfgc_min`, `sdfgc_floordiv`,
 /// ...): each with the names that bring it into a file, after
 /// [`PRELUDE_BASE`].
-pub const HELPERS: &[(&[&str], &str)] = &[
+pub const HELPERS: &HelperTable = &[
     (
         &["sdfgc_min(", "sdfgc_max("],
         r#"// min/max as DaCe's runtime computes them: compare-and-select in the
@@ -207,10 +207,18 @@ SDFGC_HD int sdfgc_iround(T a) {
     ),
 ];
 
-/// The [`HELPERS`] that a file's text names (`uses`), each line ending in
-/// a newline; empty when it names none.
-pub fn helpers(uses: &dyn Fn(&str) -> bool) -> String {
-    let picked: Vec<&str> = HELPERS
+/// A table of helpers: each with the names that bring it into a file.
+pub type HelperTable = [(&'static [&'static str], &'static str)];
+
+/// The helpers of `table` that a file's text names (`uses`), joined by
+/// newlines, between `head` and `tail`; empty when it names none.
+pub fn pick_helpers(
+    table: &HelperTable,
+    uses: &dyn Fn(&str) -> bool,
+    head: &str,
+    tail: &str,
+) -> String {
+    let picked: Vec<&str> = table
         .iter()
         .filter(|(names, _)| names.iter().any(|n| uses(n)))
         .map(|(_, text)| *text)
@@ -218,9 +226,17 @@ pub fn helpers(uses: &dyn Fn(&str) -> bool) -> String {
     if picked.is_empty() {
         return String::new();
     }
-    format!(
-        "#ifndef SDFGC_HELPERS_INCLUDED\n#define SDFGC_HELPERS_INCLUDED\n{}\n#endif\n",
-        picked.join("\n")
+    format!("{head}{}{tail}", picked.join("\n"))
+}
+
+/// The [`HELPERS`] that a file's text names (`uses`), each line ending in
+/// a newline; empty when it names none.
+pub fn helpers(uses: &dyn Fn(&str) -> bool) -> String {
+    pick_helpers(
+        HELPERS,
+        uses,
+        "#ifndef SDFGC_HELPERS_INCLUDED\n#define SDFGC_HELPERS_INCLUDED\n",
+        "\n#endif\n",
     )
 }
 

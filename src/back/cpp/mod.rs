@@ -22,7 +22,7 @@ pub(crate) use constants::uses_identifier;
 
 /// Runtime helpers (allocation, alignment, atomics), each with the names
 /// that bring it into a file.
-const RUNTIME: &[(&[&str], &str)] = &[
+const RUNTIME: &cexpr::HelperTable = &[
     (
         &["sdfgc_alloc<", "sdfgc_free("],
         r#"// `new T[n]` like DaCe: an over-aligned operator new goes through
@@ -74,18 +74,7 @@ const RUNTIME_MARK: &str = "@@sdfgc-runtime@@";
 /// The [`RUNTIME`] helpers that a file's text (`named`) calls, ending in a
 /// newline; empty when it calls none.
 fn runtime_helpers(named: &dyn Fn(&str) -> bool) -> String {
-    let picked: Vec<&str> = RUNTIME
-        .iter()
-        .filter(|(names, _)| names.iter().any(|n| named(n)))
-        .map(|(_, text)| *text)
-        .collect();
-    if picked.is_empty() {
-        return String::new();
-    }
-    format!(
-        "// ---- sdfgc runtime helpers ----\n{}\n",
-        picked.join("\n")
-    )
+    cexpr::pick_helpers(RUNTIME, named, "// ---- sdfgc runtime helpers ----\n", "\n")
 }
 
 /// Contiguous host copies, only in files that make them.
