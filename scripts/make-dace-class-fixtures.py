@@ -69,7 +69,7 @@ def const_nested(rng):
     s0.add_edge(nn, 'a', s0.add_write('a'), None, dace.Memlet(f'a[0:{n}]'))
     a = rng.random(n)
     return dict(sdfg=sdfg, starts={'a': a}, refs={'a': a + 2 * cval}, symbols={},
-                features=['nested_sdfg', 'constant_array', 'parallel_map'])
+                features=['nested_sdfg', 'constant_array', 'constant_transient', 'parallel_map'])
 
 
 def vector_wcr(rng):
@@ -97,7 +97,7 @@ def vector_wcr(rng):
     mv = np.array([-1000], np.float32)
     return dict(sdfg=sdfg, starts={'A': av, 'B': bv, 'M': mv, 'S': sv},
                 refs={'B': bv + 2 * av, 'S': sv + av.sum(), 'M': np.maximum(mv, av.max())}, symbols={'N': n},
-                features=['vector_type', 'wcr', 'parallel_map'], tol=1e-6)
+                features=['vector', 'wcr', 'parallel_map'], tol=1e-6)
 
 
 FORTRAN_BODY = '''

@@ -37,12 +37,15 @@ SDFGC_HD T sdfgc_conj(const T &a) { return a; }
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> sdfgc_conj(const sdfgc_cplx<T> &a) { return conj(a); }
 // DaCe's complex overloads of dace/math.h, same formulas (ADL finds exp,
-// log, abs and arg of std:: and thrust:: complex numbers alike).
+// log, abs and arg of std:: and thrust:: complex numbers alike). ln 2 is a
+// literal of type T: HIP's host `log(float)` is the double one.
 template <typename T>
-SDFGC_HD sdfgc_cplx<T> exp2(const sdfgc_cplx<T> &n) { return exp(n * log(T(2))); }
+SDFGC_HD sdfgc_cplx<T> exp2(const sdfgc_cplx<T> &n) {
+  return exp(n * T(0.693147180559945309417));
+}
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> log2(const sdfgc_cplx<T> &n) {
-  return sdfgc_cplx<T>(log2(abs(n)), arg(n) / log(T(2)));
+  return sdfgc_cplx<T>(log2(abs(n)), arg(n) / T(0.693147180559945309417));
 }
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> expm1(const sdfgc_cplx<T> &n) { return exp(n) - T(1); }
