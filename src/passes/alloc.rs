@@ -699,9 +699,22 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             continue;
         }
         // On the stack in a map body (as the writer declares them there).
-        let small = d.kind == DataKind::Scalar
-            || eval_int(&d.total_size, &mut |_| None).is_some_and(|n| n > 0 && n <= 4096);
-        let stack = small || d.storage == Storage::Register;
+        let elements = eval_int(&d.total_size, &mut |_| None);
+        let small = d.kind == DataKind::Scalar || elements.is_some_and(|n| n > 0 && n <= 4096);
+        // DaCe's storage inference gives a Default-storage transient of an
+        // SDFG called inside a parallel CPU map Register storage (the nearest
+        // non-sequential schedule is CPU_Multicore), and its code declares a
+        // Register array of constant size up to `max_stack_array_size`
+        // (65536 bytes) on the stack: so does sdfgc, instead of a heap
+        // allocation per call of the nested SDFG.
+        let register = d.storage == Storage::Register
+            || (d.storage == Storage::Default
+                && cx.per_thread
+                && !cx.gpu
+                && d.kind == DataKind::Array
+                && small
+                && elements.is_some_and(|n| n.saturating_mul(d.dtype.size() as i64) <= 65536));
+        let stack = small || register;
         let mut scope = scope_of(
             uses.sites.get(name),
             |path, entry, one_scope, any_in_gpu| {
@@ -829,7 +842,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
         let heap_local = threaded
             && !small
             && d.kind != DataKind::View
-            && (matches!(scope, AllocScope::Map(..)) || d.storage == Storage::Register);
+            && (matches!(scope, AllocScope::Map(..)) || register);
         let per_thread = threaded
             && (cx.per_thread
                 || match &scope {
@@ -842,8 +855,7 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
             Memory::View
         } else if cx.in_kernel
             || (d.kind == DataKind::Scalar && !device)
-            || ((matches!(scope, AllocScope::Map(..)) || d.storage == Storage::Register)
-                && !heap_local)
+            || ((matches!(scope, AllocScope::Map(..)) || register) && !heap_local)
         {
             Memory::Local
         } else {
