@@ -9,7 +9,7 @@ use crate::back::body::function::{Access, FnWriter};
 use crate::back::body::vector;
 use crate::diag::{Error, Result};
 use crate::ir::cexpr::{self, CExprPrinter};
-use crate::ir::simplify::simplify;
+use crate::ir::simplify::{free_symbols, simplify, substitute};
 use crate::ir::*;
 
 /// A tasklet connector as the generated code sees it.
@@ -730,11 +730,15 @@ impl<'a> FnWriter<'a> {
                 // An element the code reads only under a condition is bound
                 // by reference, as DaCe binds it: it is read only when the
                 // condition holds (it may lie past the data's end otherwise).
+                // Only an element that may lie outside the data needs it: a
+                // reference read behind `and`, `or` or `?:` keeps GCC from
+                // computing both operands without a branch.
                 let by_ref = !stream
                     && cv == "const "
                     && dtype == d.dtype
                     && t.code.language == Language::Python
-                    && read_only_conditionally(&t.stmts, c);
+                    && read_only_conditionally(&t.stmts, c)
+                    && !element_in_bounds(st, id, d, &starts);
                 let amp = if by_ref { " &" } else { " " };
                 self.out
                     .line(format!("{cv}{}{amp}{var} = {value};", dtype.ctype()));
@@ -2258,6 +2262,52 @@ fn read_only_conditionally(stmts: &[Stmt], name: &str) -> bool {
     let mut seen = (false, false);
     block(stmts, name, false, &mut seen);
     seen.0 && !seen.1
+}
+
+/// Whether element `starts` of `d`, read by the tasklet `id`, lies inside
+/// the data in every iteration of the maps around it: each index is an
+/// integer constant plus map parameters (each with coefficient 1), and its
+/// least and greatest values over the maps' ranges simplify to integers in
+/// `0 ..= extent - 1`. False where that cannot be shown (other symbols,
+/// offsets, steps of another sign).
+fn element_in_bounds(st: &State, id: NodeId, d: &DataDesc, starts: &[Expr]) -> bool {
+    if d.kind == DataKind::Scalar {
+        return true;
+    }
+    if starts.len() != d.shape.len() || d.offset.iter().any(|o| !matches!(o, Expr::Int(0))) {
+        return false;
+    }
+    let mut ranges: BTreeMap<&str, &RangeDim> = BTreeMap::new();
+    for s in st.enclosing_scopes(id) {
+        let NodeKind::MapEntry(m) = &st.nodes[s.index()].kind else {
+            return false;
+        };
+        for (p, r) in m.params.iter().zip(m.range.iter()) {
+            ranges.entry(p.as_str()).or_insert(r);
+        }
+    }
+    let at = |e: &Expr, end: bool| {
+        simplify(&substitute(e, &mut |n| {
+            ranges
+                .get(n)
+                .map(|r| if end { r.end.clone() } else { r.start.clone() })
+        }))
+    };
+    starts.iter().zip(&d.shape).all(|(i, extent)| {
+        // Each parameter once, with coefficient 1, and only upward steps.
+        let linear = free_symbols(i).iter().all(|p| {
+            ranges.get(p.as_str()).is_some_and(|r| {
+                matches!(simplify(&r.step), Expr::Int(k) if k > 0)
+                    && free_symbols(&simplify(&Expr::bin(BinaryOp::Sub, i.clone(), Expr::sym(p.as_str()))))
+                        .iter()
+                        .all(|q| q != p)
+            })
+        });
+        let last = Expr::bin(BinaryOp::Sub, extent.clone(), Expr::Int(1));
+        linear
+            && matches!(at(i, false), Expr::Int(lo) if lo >= 0)
+            && matches!(simplify(&Expr::bin(BinaryOp::Sub, at(i, true), last)), Expr::Int(over) if over <= 0)
+    })
 }
 
 /// Whether tasklet code reads `name` as a value (not only assigns it).
