@@ -10,6 +10,10 @@ use crate::ir::simplify::{free_symbols, probably_equal, simplify};
 use crate::ir::*;
 use crate::passes::{AllocScope, Memory, reference};
 
+/// Strided host copies of at least this many elements outside a parallel
+/// region run as an OpenMP loop.
+const PARALLEL_COPY_ELEMENTS: i64 = 16384;
+
 /// Edges of a state indexed by node.
 pub(crate) struct Adjacency {
     pub ins: Vec<Vec<usize>>,
@@ -189,7 +193,11 @@ impl FnWriter<'_> {
                 NodeKind::MapEntry(m) if m.consume.is_some() => self.consume(ctx, id, m)?,
                 NodeKind::MapEntry(m) => self.map(ctx, id, m)?,
                 NodeKind::MapExit { .. } => {}
-                NodeKind::Tasklet(t) if self.is_library_call(t) => self.library_call(ctx, id, t)?,
+                NodeKind::Tasklet(t)
+                    if self.is_library_call(t) || self.is_host_cpp_on_device(ctx, id, t) =>
+                {
+                    self.library_call(ctx, id, t)?
+                }
                 _ if self.needs_device(ctx, id) => self.single_thread_kernel(ctx, id)?,
                 NodeKind::Tasklet(t) if self.at_block_level() => {
                     self.block_level_node(ctx, id, |w| w.tasklet(ctx, id, t))?
@@ -690,13 +698,14 @@ impl FnWriter<'_> {
         if self.contiguous_copy(e, src, dst, &sides) {
             return Ok(());
         }
-        let (src_idx, dst_idx, loops) = self.copy_loops(&sides);
-        let ds = sides.dst;
         let sd = self.sdfg.arrays[src].clone();
         let dd = self.sdfg.arrays[dst].clone();
-        for l in &loops {
-            self.out.open(l);
-        }
+        // Two sides that may be one container keep the subsets' own order,
+        // one element after the other.
+        let may_alias = |d: &DataDesc| matches!(d.kind, DataKind::View | DataKind::Reference);
+        let distinct = src != dst && !may_alias(&sd) && !may_alias(&dd);
+        let (src_idx, dst_idx, loops) = self.copy_loops(&sides, &sd, &dd, distinct);
+        let ds = sides.dst;
         let value = self.element(src, &sd, &src_idx);
         let target = self.element(dst, &dd, &dst_idx);
         let stmt = match &e.memlet.wcr {
@@ -717,9 +726,44 @@ impl FnWriter<'_> {
                 }
             }
         };
-        self.out.line(stmt);
-        for _ in &loops {
-            self.out.close();
+        let write = |w: &mut Self, pragma: bool| {
+            if pragma {
+                w.out.line("#pragma omp parallel for");
+            }
+            for l in &loops {
+                w.out.open(l);
+            }
+            w.out.line(&stmt);
+            for _ in &loops {
+                w.out.close();
+            }
+        };
+        // A strided copy of many elements outside any parallel region is
+        // shared out among the threads, as DaCe 2's code does (it turns such
+        // copies into parallel maps, CopyToMap); below the threshold the
+        // threads would cost more than the copy. A count known only at run
+        // time picks one of two loops (not OpenMP's `if` clause: libgomp
+        // allocates a team for each serialized region).
+        let parallel = distinct
+            && !loops.is_empty()
+            && self.gpu.is_none()
+            && !self.in_parallel
+            && !self.in_kernel
+            && e.memlet.wcr.is_none();
+        match simplify(&sides.count) {
+            Expr::Int(k) if parallel && k >= PARALLEL_COPY_ELEMENTS => write(self, true),
+            Expr::Int(_) => write(self, false),
+            n if parallel => {
+                let n = self.sym(&n);
+                self.out
+                    .open(format!("if ({n} >= {PARALLEL_COPY_ELEMENTS})"));
+                write(self, true);
+                self.out.close_with(" else {");
+                self.out.indent_in();
+                write(self, false);
+                self.out.close();
+            }
+            _ => write(self, false),
         }
         Ok(())
     }
@@ -761,16 +805,39 @@ impl FnWriter<'_> {
     /// non-unit extents agree pairwise, else one counter with both sides
     /// flattened in row-major order (each index taken modulo its extent, so
     /// neither side leaves its subset).
-    fn copy_loops(&mut self, c: &CopySides) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
+    ///
+    /// Paired dimensions are walked with the destination's unit-stride
+    /// dimension innermost (else the source's), so that the inner loop runs
+    /// through contiguous memory whatever the dimensions' order.
+    fn copy_loops(
+        &mut self,
+        c: &CopySides,
+        sd: &DataDesc,
+        dd: &DataDesc,
+        reorder: bool,
+    ) -> (Vec<Expr>, Vec<Expr>, Vec<String>) {
         let (ss, ds) = (&c.src, &c.dst);
         let extent = RangeDim::extent;
         let at = |r: &RangeDim, i: Expr| r.index_at(i);
         let mut sidx: Vec<Expr> = ss.iter().map(|r| r.start.clone()).collect();
         let mut didx: Vec<Expr> = ds.iter().map(|r| r.start.clone()).collect();
         let mut loops = Vec::new();
-        if let Some(pairs) = copies::paired_dims(ss, ds)
+        if let Some(mut pairs) = copies::paired_dims(ss, ds)
             && probably_equal(&copies::element_count(ss), &c.count)
         {
+            let unit = |d: &DataDesc, sub: &Subset, k: usize| {
+                sub.len() == d.rank()
+                    && simplify(&sub[k].step) == Expr::Int(1)
+                    && simplify(&d.strides[k]) == Expr::Int(1)
+            };
+            let inner = pairs
+                .iter()
+                .position(|&(_, b)| unit(dd, ds, b))
+                .or_else(|| pairs.iter().position(|&(a, _)| unit(sd, ss, a)));
+            if let Some(i) = inner.filter(|_| reorder) {
+                let p = pairs.remove(i);
+                pairs.push(p);
+            }
             for (k, (a, b)) in pairs.into_iter().enumerate() {
                 let v = format!("__c{k}");
                 let n = self.sym(&extent(&ss[a]));
