@@ -1,9 +1,10 @@
 //! GPU code, run: every GPU fixture is generated for CUDA (and its HIP
 //! variants for HIP) in every memory mode, compiled by g++ against a CPU
-//! emulation of the runtime (tests/gpu_emu: kernels run thread by thread,
-//! threads of kernels with barriers as fibers that meet at __syncthreads,
-//! device memory is host memory on pages that only kernels, copies and
-//! memsets may touch), and run by the project's harness on the
+//! emulation of the runtime (tests/gpu_emu: a block's threads run
+//! concurrently in a random order and meet at __syncthreads, __shared__
+//! accesses are checked for races, stream work runs only when the host
+//! synchronizes, device memory is host memory on pages that only kernels,
+//! copies and memsets may touch; docs/gpu.md), and run by the project's harness on the
 //! case's inputs with the workspace poisoned. This checks kernel index math,
 //! launch geometry, host/device copies, the memory modes and the workspace
 //! layout by execution on a machine without a GPU; nvcc and hipcc compile

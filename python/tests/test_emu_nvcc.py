@@ -29,5 +29,12 @@ def test_launches_become_emulator_calls():
     emu = importlib.util.module_from_spec(spec)
     loader.exec_module(emu)
     out = emu.emulate_launches("    k_0<<<dim3(f(a, b), 1, 1), __block, 0, s>>>(x, y);\n")
-    assert out == "    sdfgc_emu_launch(dim3(dim3(f(a, b), 1, 1)), dim3(__block), [&] { k_0(x, y); });\n"
-    assert "sdfgc_emu_launch_fibers(" in emu.emulate_launches("__syncthreads();\nk<<<1, 2>>>(a);\n")
+    assert out == "    sdfgc_emu_launch_async(s, dim3(dim3(f(a, b), 1, 1)), dim3(__block), 0, false, k_0, x, y);\n"
+    assert emu.emulate_launches("k<<<1, 2>>>();\n") == "sdfgc_emu_launch_async(nullptr, dim3(1), dim3(2), 0, false, k);\n"
+    assert ", 0, true, k);" in emu.emulate_launches("__syncthreads();\nk<<<1, 2>>>();\n")
+    assert ", 0, false, k);" in emu.emulate_launches("Axes__all_reduce();\nk<<<1, 2>>>();\n")
+    shared = emu.emulate_launches("    __shared__ double tile[66];\n    extern __shared__ float dyn[];\n")
+    assert shared == (
+        '    static char sdfgc_emu_key_tile; SdfgcEmuShared<double, std::size_t(66)> tile(&sdfgc_emu_key_tile, "tile");\n'
+        "    float *dyn = static_cast<float *>(sdfgc_emu_dynamic_shared());\n"
+    )

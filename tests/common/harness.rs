@@ -1601,6 +1601,11 @@ fn emit_call_loop(
         s.push_str("    if (call == calls) { g_allocs = 0; g_counting = true; }\n");
     }
     writeln!(s, "    f_prog({prog_args});").unwrap();
+    if opts.emulated_device {
+        // The emulated runtime queues kernels and copies on their streams: a
+        // caller synchronizes before it reads device outputs (here in place).
+        s.push_str("    if (auto sync = reinterpret_cast<void (*)()>(dlsym(lib, \"sdfgc_emu_synchronize\"))) sync();\n");
+    }
     if real {
         s.push_str("    sync_device(call);\n");
         for &i in device {

@@ -1,6 +1,7 @@
 // Emulated cuBLAS (tests only): column-major s/d gemm, gemv and dot run on
-// the CPU over the emulated device memory (see gpu_emu.h), with handles,
-// streams, pointer modes and statuses. Matrix and vector operands must be
+// the CPU over the emulated device memory (see gpu_emu.h), queued on the
+// handle's stream like kernels (host-mode scalars read at the call, a
+// host-mode dot result waited for), with handles, pointer modes and statuses. Matrix and vector operands must be
 // device memory, and alpha, beta and a dot result must be in the memory
 // the handle's pointer mode names: a call that breaks this returns
 // CUBLAS_STATUS_INVALID_VALUE and aborts the test with a message, so a
@@ -72,8 +73,10 @@ inline cublasStatus_t sdfgc_emu_gemm(cublasHandle_t h, cublasOperation_t ta, cub
         return sdfgc_emu_cublas_fail("gemm: alpha/beta not in the pointer mode's memory");
     if (m && n && (!sdfgc_emu_is_device(C) || (k && (!sdfgc_emu_is_device(A) || !sdfgc_emu_is_device(B)))))
         return sdfgc_emu_cublas_fail("gemm: an operand is not device memory");
-    sdfgc_emu_on_device([&] {
-        const T a = *alpha, b = *beta;
+    const bool host = h->mode == CUBLAS_POINTER_MODE_HOST;
+    const T ha = host ? *alpha : T(0), hb = host ? *beta : T(0);
+    sdfgc_emu_enqueue(h->stream, [=] { sdfgc_emu_on_device([&] {
+        const T a = host ? ha : *alpha, b = host ? hb : *beta;
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < m; ++i) {
                 T s = T(0);
@@ -85,7 +88,7 @@ inline cublasStatus_t sdfgc_emu_gemm(cublasHandle_t h, cublasOperation_t ta, cub
                 T &c = C[i + (size_t)j * ldc];
                 c = b == T(0) ? a * s : a * s + b * c;
             }
-    });
+    }); });
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -100,8 +103,10 @@ inline cublasStatus_t sdfgc_emu_gemv(cublasHandle_t h, cublasOperation_t t, int 
     if (m && n && (!sdfgc_emu_is_device(A) || !sdfgc_emu_is_device(x) || !sdfgc_emu_is_device(y)))
         return sdfgc_emu_cublas_fail("gemv: an operand is not device memory");
     const int leny = t == CUBLAS_OP_N ? m : n, lenx = t == CUBLAS_OP_N ? n : m;
-    sdfgc_emu_on_device([&] {
-        const T a = *alpha, b = *beta;
+    const bool host = h->mode == CUBLAS_POINTER_MODE_HOST;
+    const T ha = host ? *alpha : T(0), hb = host ? *beta : T(0);
+    sdfgc_emu_enqueue(h->stream, [=] { sdfgc_emu_on_device([&] {
+        const T a = host ? ha : *alpha, b = host ? hb : *beta;
         const long ox = incx < 0 ? (long)(1 - lenx) * incx : 0, oy = incy < 0 ? (long)(1 - leny) * incy : 0;
         for (int i = 0; i < leny; ++i) {
             T s = T(0);
@@ -112,7 +117,7 @@ inline cublasStatus_t sdfgc_emu_gemv(cublasHandle_t h, cublasOperation_t t, int 
             T &r = y[oy + (long)i * incy];
             r = b == T(0) ? a * s : a * s + b * r;
         }
-    });
+    }); });
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -123,12 +128,15 @@ inline cublasStatus_t sdfgc_emu_dot(cublasHandle_t h, int n, const T *x, int inc
         return sdfgc_emu_cublas_fail("dot: result not in the pointer mode's memory");
     if (n > 0 && (!sdfgc_emu_is_device(x) || !sdfgc_emu_is_device(y)))
         return sdfgc_emu_cublas_fail("dot: an operand is not device memory");
-    sdfgc_emu_on_device([&] {
+    // The result in host memory: the call waits for it.
+    const bool host = h->mode == CUBLAS_POINTER_MODE_HOST;
+    sdfgc_emu_enqueue(h->stream, [=] { sdfgc_emu_on_device([&] {
         T s = T(0);
         const long ox = incx < 0 ? (long)(1 - n) * incx : 0, oy = incy < 0 ? (long)(1 - n) * incy : 0;
         for (int i = 0; i < n; ++i) s += x[ox + (long)i * incx] * y[oy + (long)i * incy];
         *result = s;
-    });
+    }); });
+    if (host) sdfgc_emu_stream_synchronize(h->stream);
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -357,6 +357,17 @@ impl FnWriter<'_> {
                 rem = format!("({rem} / ({e}))");
             }
         }
+        // Block axes the map does not use: its iterations run once, in the
+        // threads at 0 there (not once per thread of those axes).
+        let used = axis_params(m.params.len()).len();
+        let unused: Vec<String> = (used..3)
+            .filter(|&a| bctx.block[a] > 1)
+            .map(|a| format!("threadIdx.{} == 0", AXIS[a]))
+            .collect();
+        if !unused.is_empty() {
+            self.out.open(format!("if ({})", unused.join(" && ")));
+            opened += 1;
+        }
         let was_params = self.parallel_params.clone();
         let mut params = was_params.clone().unwrap_or_default();
         params.extend(m.params.iter().cloned());
