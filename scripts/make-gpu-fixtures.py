@@ -5,8 +5,8 @@ tasklets calling `dace::warpReduce`) or carry a nested SDFG's own symbol on
 a kernel's outer memlets, with inputs, numpy reference outputs
 and a case.json in the corpus format (see ../shared/corpus/README.md).
 
-Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [OUTDIR]
-(default OUTDIR: fixtures/gpu). The ABI entries are parsed from DaCe's own
+Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [OUTDIR [CASE...]]
+(default OUTDIR: fixtures/gpu; CASE names the cases to write, default all). The ABI entries are parsed from DaCe's own
 generated code (code generation needs no GPU).
 """
 import os
@@ -21,12 +21,13 @@ SEED = 20261130
 OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
 
 
-def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features, after_gpu=None):
+def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features, after_gpu=None, gpu_transform=True):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     sdfg.arg_names = list(inputs) + [n for n in outputs if n not in inputs]
-    sdfg.apply_gpu_transformations()
-    sdfg.simplify()
+    if gpu_transform:
+        sdfg.apply_gpu_transformations()
+        sdfg.simplify()
     if after_gpu:
         after_gpu(sdfg)
     sdfg.validate()
@@ -238,12 +239,89 @@ def dynamic_row_buffer(_rng):
                ['nested_sdfg', 'dynamic_size', 'device_heap', 'gpu_map'])
 
 
+def block_reduce(_rng):
+    """DaCe's blockreduce_cudatest: B[b] = sum(A[64 b : 64 b + 64]) for each of NB blocks. The
+    GPU transformation with sequential_innermaps=False leaves the inner map of 32 points in the
+    Default schedule, a GPU_ThreadBlock map by DaCe's inference; each thread copies 2 values into
+    a register array and a Reduce of implementation 'CUDA (block)' (CUB's BlockReduce in DaCe's
+    code) sums them over the whole block; the first thread writes the block's sum. A max over
+    the same values in a second Reduce node checks a lambda other than the sum."""
+    from dace.transformation.interstate import GPUTransformSDFG
+    NB = dace.symbol('NB', dace.int32)
+    sdfg = dace.SDFG('gpu_block_reduce')
+    st = sdfg.add_state('a')
+    A = st.add_array('A', (NB * 64, ), dace.float64)
+    B = st.add_array('B', (NB, ), dace.float64)
+    C = st.add_array('C', (NB, ), dace.float64)
+    me, mx = st.add_map('blocks', dict(bi='0:NB'))
+    mei, mxi = st.add_map('threads', dict(i='0:32'))
+    tA = st.add_transient('tA', (2, ), dace.float64)
+    outs = []
+    for name, wcr, ident, arr in (('sum', 'lambda a, b: a + b', 0, B), ('max', 'lambda a, b: max(a, b)', -1e300, C)):
+        red = st.add_reduce(wcr, None, ident)
+        red.implementation = 'CUDA (block)'
+        t = st.add_transient(f't_{name}', (1, ), dace.float64)
+        w = st.add_tasklet(f'write_{name}', {'inp'}, {'out'}, 'if i == 0:\n    out = inp')
+        st.add_edge(tA, None, red, None, Memlet.simple(tA, '0:2'))
+        st.add_edge(red, None, t, None, Memlet.simple(t, '0'))
+        st.add_edge(t, None, w, 'inp', Memlet.simple(t, '0'))
+        st.add_edge(w, 'out', mxi, None, Memlet.simple(arr.data, 'bi', num_accesses=-1))
+        st.add_edge(mxi, None, mx, None, Memlet.simple(arr.data, 'bi'))
+        st.add_edge(mx, None, arr, None, Memlet.simple(arr.data, '0:NB'))
+        outs.append(arr.data)
+    st.add_edge(A, None, me, None, Memlet.simple(A, '0:NB*64'))
+    st.add_edge(me, None, mei, None, Memlet.simple(A, '(64*bi):(64*bi+64)'))
+    st.add_edge(mei, None, tA, None, Memlet.simple('A', '(64*bi+2*i):(64*bi+2*i+2)'))
+    sdfg.fill_scope_connectors()
+    sdfg.arg_names = ['A', 'B', 'C']
+    sdfg.apply_transformations(GPUTransformSDFG, options={'sequential_innermaps': False})
+    nb = 5
+    a = np.random.default_rng(SEED).standard_normal(nb * 64)
+    write_case(sdfg, 'block_reduce', block_reduce.__doc__, {'NB': nb}, {'A': a},
+               {'B': a.reshape(nb, 64).sum(axis=1), 'C': a.reshape(nb, 64).max(axis=1)}, (1e-12, 1e-14),
+               ['gpu_map', 'thread_block', 'reduce', 'block_reduce'], gpu_transform=False)
+
+
+def host_cpp_device(_rng):
+    """A C++ tasklet outside any kernel whose connectors are device memory (DaCe's
+    scalar_output_cudatest and multistream_custom_cudatest): host code, as DaCe's generator
+    writes it, on the node's stream `__dace_current_stream`, and `__state->gpu_context->streams[0]`
+    names the state's stream. It copies the host input into a device array; a kernel doubles it
+    and the result is copied back."""
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_host_cpp_device')
+    sdfg.add_array('a', [N], dace.float64)
+    sdfg.add_array('b', [N], dace.float64)
+    sdfg.add_transient('g', [N], dace.float64, storage=dace.StorageType.GPU_Global)
+    sdfg.add_transient('h', [N], dace.float64, storage=dace.StorageType.GPU_Global)
+    st = sdfg.add_state('main')
+    t = st.add_tasklet('upload', {'src': dace.pointer(dace.float64)}, {'dst': dace.pointer(dace.float64)},
+                       'cudaMemcpyAsync(dst, src, N * sizeof(double), cudaMemcpyHostToDevice, __dace_current_stream);\n'
+                       'cudaStreamSynchronize(__state->gpu_context->streams[0]);',
+                       language=dace.Language.CPP)
+    st.add_edge(st.add_read('a'), None, t, 'src', Memlet('a[0:N]'))
+    g = st.add_access('g')
+    st.add_edge(t, 'dst', g, None, Memlet('g[0:N]'))
+    h = st.add_access('h')
+    st.add_mapped_tasklet('double', dict(i='0:N'), inputs=dict(x=Memlet('g[i]')), code='y = 2 * x',
+                          outputs=dict(y=Memlet('h[i]')), schedule=dace.ScheduleType.GPU_Device,
+                          input_nodes={'g': g}, output_nodes={'h': h}, external_edges=True)
+    st.add_nedge(h, st.add_write('b'), Memlet('h[0:N]'))
+    n = 100
+    a = np.random.default_rng(SEED).standard_normal(n)
+    write_case(sdfg, 'host_cpp_device', host_cpp_device.__doc__, {'N': n}, {'a': a}, {'b': 2 * a},
+               (1e-14, 1e-15), ['gpu_map', 'cpp_tasklet'], gpu_transform=False)
+
+
+CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
+         dynamic_row_buffer, block_reduce, host_cpp_device]
+
 if __name__ == '__main__':
+    import sys
+    wanted = sys.argv[2:]
     scratch_dir('make-gpu-fixtures')  # DaCe writes .dacecache/ here
     rng = np.random.default_rng(SEED)
-    const_weights_1d(rng)
-    const_table_2d(rng)
-    const_nested_loop(rng)
-    warp_reduce(rng)
-    nested_symbol_buckets(rng)
-    dynamic_row_buffer(rng)
+    for case in CASES:  # the later cases draw from their own generators
+        if not wanted or case.__name__ in wanted:
+            case(rng)
+

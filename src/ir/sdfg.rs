@@ -504,6 +504,9 @@ pub enum LibraryKind {
         wcr: Wcr,
         /// Identity value, if given.
         identity: Option<Expr>,
+        /// DaCe's implementation "CUDA (block)": every thread of the
+        /// block holds a part of the input, the result combines the block's.
+        block: bool,
     },
     /// `dace.libraries.blas.nodes.matmul.MatMul` (specialised by operand ranks, as DaCe does).
     MatMul {

@@ -12,6 +12,7 @@ pub mod layout;
 pub mod liveness;
 pub mod offload;
 pub mod reference;
+pub mod schedules;
 pub mod slices;
 pub mod span;
 pub mod structure;
@@ -97,6 +98,9 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     // References: CPU only, and what sdfgc refuses of them (before any
     // pass rewrites the program).
     reference::check(&sdfg, opts)?;
+    if opts.target != crate::options::Target::Cpp {
+        schedules::infer_thread_block_maps(&mut sdfg);
+    }
     let abi = abi::compute(&sdfg);
     let blas_calls = expand::expand_for(
         &mut sdfg,

@@ -93,7 +93,7 @@ impl FnWriter<'_> {
         out
     }
 
-    fn touches_device(&self, ctx: &StateCtx, nodes: &[NodeId]) -> bool {
+    pub(crate) fn touches_device(&self, ctx: &StateCtx, nodes: &[NodeId]) -> bool {
         ctx.st.edges.iter().any(|e| {
             (nodes.contains(&e.src) || nodes.contains(&e.dst))
                 && e.memlet.data.as_deref().is_some_and(|d| self.is_device(d))

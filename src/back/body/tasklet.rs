@@ -1023,7 +1023,17 @@ impl<'a> FnWriter<'a> {
                         ),
                     ));
                 }
-                self.out.line(t.code.code.trim_end());
+                if self.gpu.is_some() && !self.in_kernel {
+                    // DaCe's GPU context: the state's streams.
+                    self.out.line(
+                        t.code
+                            .code
+                            .trim_end()
+                            .replace("__state->gpu_context->streams", "__state->gpu_streams"),
+                    );
+                } else {
+                    self.out.line(t.code.code.trim_end());
+                }
             }
         }
         for w in writebacks {

@@ -845,6 +845,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         if let Some(g) = p.gpu.filter(|_| uses("dace::warpReduce<")) {
             r = format!("{r}\n{}", crate::back::gpu::warp::runtime(g));
         }
+        if p.gpu.is_some() && uses("sdfgc_block_reduce(") {
+            r = format!("{r}\n{}", crate::back::gpu::warp::BLOCK_REDUCE);
+        }
         if uses("reduction(sdfgc_m") {
             r = format!("{r}\n{RUNTIME_MINMAX}");
         }

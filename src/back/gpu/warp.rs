@@ -54,3 +54,26 @@ struct warpReduce {{
 "#
     )
 }
+
+/// The block-wide reduction of DaCe's Reduce implementation "CUDA (block)"
+/// (a CUB `BlockReduce` in DaCe's code): every thread of the block passes
+/// its value and gets the block's result, combined by `op` in a tree over
+/// a block-shared buffer (1,024 values, the most threads a block has).
+pub const BLOCK_REDUCE: &str = r#"// ---- Block-wide reduction (Reduce, implementation "CUDA (block)") ----
+template <typename T, typename Op>
+__device__ T sdfgc_block_reduce(T v, Op op) {
+    __shared__ T sdfgc_block_reduce_buf[1024];
+    const int n = int(blockDim.x * blockDim.y * blockDim.z);
+    const int t = int((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x);
+    __syncthreads();
+    sdfgc_block_reduce_buf[t] = v;
+    __syncthreads();
+    for (int s = 1; s < n; s *= 2) {
+        if (t % (2 * s) == 0 && t + s < n) {
+            sdfgc_block_reduce_buf[t] = T(op(sdfgc_block_reduce_buf[t], sdfgc_block_reduce_buf[t + s]));
+        }
+        __syncthreads();
+    }
+    return sdfgc_block_reduce_buf[0];
+}
+"#;

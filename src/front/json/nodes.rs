@@ -324,6 +324,7 @@ impl Reader {
                     axes: a.axes.clone(),
                     wcr: parse_wcr(w, &ptr(&ap, "wcr"))?,
                     identity: opt("identity")?,
+                    block: text("implementation").as_deref() == Some("CUDA (block)"),
                 }
             }
             "MatMul" => LibraryKind::MatMul {

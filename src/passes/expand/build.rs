@@ -858,6 +858,50 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// Makes the expansion just emitted a block-wide reduction (DaCe's
+    /// Reduce implementation "CUDA (block)", a CUB `BlockReduce`): the
+    /// final tasklet combines the value of every thread of the block with
+    /// `wcr` (`sdfgc_block_reduce`, every thread gets the result; CUB's is
+    /// defined in the first thread only). Refused where the expansion does
+    /// not end in one tasklet writing one value (DaCe's expansion takes
+    /// full reductions only).
+    pub fn block_wide(&mut self, wcr: &Wcr) -> Result<()> {
+        let refusal = self.unsupported(
+            "Reduce with implementation 'CUDA (block)' that is not a full reduction into one element",
+        );
+        let refuse = move || refusal;
+        let Some(last) = self.last else {
+            return Err(refuse());
+        };
+        let NodeKind::Tasklet(t) = &mut self.st.nodes[last.index()].kind else {
+            return Err(refuse());
+        };
+        let [
+            Stmt::Assign {
+                target: Target::Name(out),
+                op: None,
+                value,
+            },
+        ] = t.stmts.as_slice()
+        else {
+            return Err(refuse());
+        };
+        if out != "__out" {
+            return Err(refuse());
+        }
+        let (a, b) = &wcr.params;
+        t.code = CodeBlock {
+            code: format!(
+                "__out = sdfgc_block_reduce({}, [](const auto &{a}, const auto &{b}) {{ return {}; }});",
+                crate::ir::cexpr::to_cpp(value),
+                crate::ir::cexpr::to_cpp(&wcr.body)
+            ),
+            language: Language::Cpp,
+        };
+        t.stmts.clear();
+        Ok(())
+    }
+
     /// Moves the node's remaining empty (ordering) edges to the expansion's
     /// first and last nodes; edges of unused inputs are dropped with the node.
     pub fn finish(self) -> Result<()> {

@@ -205,7 +205,13 @@ fn expand_state(
                 axes,
                 wcr,
                 identity,
-            } => standard::reduce(&mut b, axes.as_deref(), wcr, identity.as_ref())?,
+                block,
+            } => {
+                standard::reduce(&mut b, axes.as_deref(), wcr, identity.as_ref())?;
+                if *block && cx.gpu {
+                    b.block_wide(wcr)?;
+                }
+            }
             LibraryKind::Transpose => standard::transpose(&mut b)?,
             LibraryKind::TensorTranspose { axes, alpha, beta } => {
                 standard::tensor_transpose(&mut b, axes, alpha, beta)?
