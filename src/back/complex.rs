@@ -68,6 +68,12 @@ template <typename T>
 SDFGC_HD sdfgc_cplx<T> sdfgc_sign(const sdfgc_cplx<T> &x) {
   return sdfgc_cplx<T>(x.real() != T(0) ? sdfgc_sign(x.real()) : sdfgc_sign(x.imag()), T(0));
 }
+// DaCe 2's sign_numpy_2 of a complex number: x / |x| where both parts are
+// nonzero, else 0.
+template <typename T>
+SDFGC_HD sdfgc_cplx<T> sdfgc_sign_numpy_2(const sdfgc_cplx<T> &x) {
+  return (x.real() != T(0) && x.imag() != T(0)) ? x / abs(x) : sdfgc_cplx<T>(T(0), T(0));
+}
 // DaCe's py_floor of complex numbers: the real part of the quotient, floored.
 template <typename T>
 SDFGC_HD sdfgc_cplx<T> sdfgc_floordiv(const sdfgc_cplx<T> &a, const sdfgc_cplx<T> &b) {

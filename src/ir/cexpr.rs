@@ -72,6 +72,14 @@ SDFGC_HD T sdfgc_sign(T x) {
 }"#,
     ),
     (
+        &["sdfgc_sign_numpy_2("],
+        r#"// DaCe 2's sign_numpy_2(x) of a real x: its sign(x).
+template <typename T>
+SDFGC_HD T sdfgc_sign_numpy_2(T x) {
+  return T((T(0) < x) - (x < T(0)));
+}"#,
+    ),
+    (
         &["sdfgc_reciprocal("],
         r#"// DaCe's reciprocal(x), in the type of x.
 template <typename T>
@@ -689,6 +697,7 @@ impl CExprPrinter<'_> {
             // Lowered by the tasklet writer; a plain floor elsewhere.
             Func::IFloor => "floor",
             Func::Sign => "sdfgc_sign",
+            Func::SignNumpy2 => "sdfgc_sign_numpy_2",
             Func::Reciprocal => "sdfgc_reciprocal",
             Func::Cbrt => "cbrt",
             Func::Tgamma => "tgamma",

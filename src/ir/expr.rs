@@ -134,6 +134,9 @@ pub enum Func {
     IFloor,
     /// DaCe's `sign(x)`: -1, 0 or 1 in the type of `x`.
     Sign,
+    /// DaCe 2's `sign_numpy_2(x)`: `sign` of a real `x`; of a complex `x`,
+    /// `x / |x|` where both parts are nonzero, else 0.
+    SignNumpy2,
     /// DaCe's `reciprocal(x)`: `1 / x` in the type of `x`.
     Reciprocal,
     Cbrt,

@@ -225,7 +225,7 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 Func::Ldexp => DType::Float64,
                 _ if t0.is_complex() => t0,
                 Func::IFloor if t0.is_float() => DType::Int32,
-                Func::IFloor | Func::Sign | Func::Reciprocal => t0,
+                Func::IFloor | Func::Sign | Func::SignNumpy2 | Func::Reciprocal => t0,
                 Func::Min
                 | Func::Max
                 | Func::IntFloor

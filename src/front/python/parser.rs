@@ -1961,8 +1961,10 @@ fn resolve_call(name: &str, args: Vec<Tree>) -> Result<Tree, String> {
         "isfinite" => Func::IsFinite,
         "signbit" => Func::SignBit,
         "ifloor" => Func::IFloor,
-        // DaCe 2 writes numpy 2's `sign` as `sign_numpy_2` (the same for real values).
-        "sign" | "sign_numpy_2" => Func::Sign,
+        "sign" => Func::Sign,
+        // DaCe 2 writes numpy 2's `sign` as `sign_numpy_2`: `sign` for real
+        // values, its own rule for complex ones.
+        "sign_numpy_2" => Func::SignNumpy2,
         "reciprocal" => Func::Reciprocal,
         "cbrt" => Func::Cbrt,
         "tgamma" => Func::Tgamma,
