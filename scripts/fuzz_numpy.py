@@ -42,7 +42,9 @@ Every divergence is minimised (delta debugging over the statement tree,
 each round's candidates built as one batch) and the minimised program saved
 to OUT/min/<seed>.py. Writes OUT/results.jsonl (one line per seed) and prints
 the summary: programs, seeds, passes, DaCe-fails, divergences by class.
-Exit 0 iff no divergence (with --ci: none outside KNOWN_CI).
+Exit 0 iff no divergence on sdfgc's side (with --ci: none outside
+KNOWN_CI); `dace-wrong` (outputs differ and NumPy agrees with sdfgc) does
+not count.
 """
 import argparse
 import copy
@@ -66,7 +68,8 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float32", "float64", "complex64", "complex128"]
 DTYPE_WEIGHTS = [2, 1, 1, 3, 3, 1, 1, 1, 1, 4, 6, 1, 2]
 FLOAT_LIMIT = 1e6
-CI_SEEDS = "1-240"
+CI_SEEDS = "1-150"
+CI_BATCH = 75
 KNOWN_CI = set()  # seeds of the CI slice with a known, reported divergence
 
 
@@ -1305,7 +1308,7 @@ def run_batch(jobs, workdir, sides, save=None):
         g, lib, units = libs[who]
         outs[who] = {}
         for job, _ in units:
-            outs[who][job["unit"]] = _run_unit(g, lib, job, inputs, who, hook)
+            outs[who][job["unit"]] = _run_unit(g, lib, job, inputs, who, hook, [j for j, _ in units])
     for job, _ in list(live):
         u = job["unit"]
         for who in sides:
@@ -1350,7 +1353,7 @@ def run_batch(jobs, workdir, sides, save=None):
 RUN_TIMEOUT = 20
 
 
-def _run_unit(g, lib, job, inputs, who, hook):
+def _run_unit(g, lib, job, inputs, who, hook, all_jobs):
     """Calls library `lib` (of the combined SDFG g) running unit `job` alone,
     in a forked process (a crash or a hang is that unit's): {argument:
     value after the call} of the unit's arguments, or a string saying why
@@ -1364,10 +1367,11 @@ def _run_unit(g, lib, job, inputs, who, hook):
     for sym in g.symbols:
         if sym.startswith("fzrun"):
             call[sym] = 1 if sym == f"fzrun{u}" else 0
-    for sname, val in job["spec"]["syms"].items():
-        if f"c{u}_{sname}" in g.symbols:
-            call[f"c{u}_{sname}"] = val
-    for sym in g.symbols:  # other units' symbols
+    for other in all_jobs:  # every unit's symbols: the library's init sizes all their transients
+        for sname, val in other["spec"]["syms"].items():
+            if f"c{other['unit']}_{sname}" in g.symbols:
+                call[f"c{other['unit']}_{sname}"] = val
+    for sym in g.symbols:
         call.setdefault(sym, 1)
     fd, path = tempfile.mkstemp(suffix=".npz", prefix="fzout_")
     os.close(fd)
@@ -1671,7 +1675,7 @@ def main():
         print(generate(args.show).source())
         return 0
     if args.ci:
-        args.seeds, args.no_minimise = CI_SEEDS, True
+        args.seeds, args.no_minimise, args.batch = CI_SEEDS, True, CI_BATCH
         args.out = os.path.join(ROOT, "build", "fuzz-ci")
     os.makedirs(os.path.join(args.out, "build"), exist_ok=True)
     os.makedirs(os.path.join(args.out, "min"), exist_ok=True)
@@ -1697,7 +1701,7 @@ def main():
         return 0 if all(v.get(j["unit"], ("?",))[0] == "pass" for j in jobs) else 1
     seeds = parse_seeds(args.seeds)
     log_path = os.path.join(args.out, "results.jsonl")
-    logf = open(log_path, "a")
+    logf = open(log_path, "w" if args.ci else "a")
     t0 = time.time()
     counts, classes, minimised = {}, {}, {}
 
@@ -1752,10 +1756,10 @@ def main():
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1)
     print(json.dumps(summary, indent=1))
-    if args.ci:
-        bad = [sd for c, s in classes.items() for sd in s if sd not in KNOWN_CI]
+    if args.ci:  # sdfgc's divergences fail it; DaCe's wrong results (dace-wrong) do not
+        bad = [sd for c, s in classes.items() if not c.startswith("dace-wrong") for sd in s if sd not in KNOWN_CI]
         return 1 if bad else 0
-    return 0 if not classes else 1
+    return 0 if not any(not c.startswith("dace-wrong") for c in classes) else 1
 
 
 if __name__ == "__main__":
