@@ -6,6 +6,7 @@ through sdfgc, every difference classified.
                           [--sides dace,sdfgc] [--asan] [--out DIR] [--timeout S] [--sdfgc BIN]
     scripts/dace-tests.py --report --out DIR      # tables from the records already there
     scripts/dace-tests.py --ci                    # the CI slice (scripts/dace-tests-ci.txt), sdfgc only
+    scripts/dace-tests.py --gpu [--ci]            # DaCe's GPU tests on the emulated CUDA runtime, sdfgc only
 
 Selection: DaCe's CPU CI marker expression over the tests collected from
 PATHS (default: tests/), narrowed by -k, then a sample stratified by folder
@@ -29,6 +30,15 @@ abi, wrong-data (an assertion on values), crash (a signal), sanitizer (an
 AddressSanitizer report: its kind and first frames), timeout, reads-dace-code
 (the failure is an assertion on DaCe's code text or warnings), other. Tests
 passing both ways that built no program are counted as compiles-nothing.
+With `--gpu` the selection is DaCe's GPU marker (`gpu` with the CPU CI's
+other exclusions) and only the sdfgc side runs (DaCe's own CUDA code needs
+nvcc and a GPU): sdfgc's CUDA is built by scripts/emu-nvcc (`NVCC`, which
+`sdfgc.build` reads) with g++ against the CPU emulation of the CUDA runtime
+(tests/gpu_emu), DaCe's `compiler.cuda.backend` cuda. Its classes add
+emulator-limit (a CUDA or cuBLAS primitive the emulation lacks, or a
+`gpu_emu:` abort; the primitive is the key line) and missing-package (a
+Python package the test imports, e.g. cupy); `--gpu --ci` runs
+scripts/dace-tests-gpu-ci.txt.
 Writes DIR/results.json and DIR/results.md (per folder: counts, classes,
 wall times of each side). Stdlib only; pytest runs in --venv.
 """
@@ -48,11 +58,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
 CI_IDS = os.path.join(SCRIPTS, "dace-tests-ci.txt")
+GPU_CI_IDS = os.path.join(SCRIPTS, "dace-tests-gpu-ci.txt")
+EMU_NVCC = os.path.join(SCRIPTS, "emu-nvcc")
 
 # DaCe's CPU CI (.github/workflows/general-ci.yml at v1.0.2).
 MARKERS = ("not gpu and not verilator and not tensorflow and not mkl and not sve and not papi and not mlir "
            "and not lapack and not fpga and not mpi and not rtl_hardware and not scalapack "
            "and not datainstrument and not long")
+# DaCe's GPU tests: the same exclusions around the gpu marker.
+GPU_MARKERS = "gpu and " + " and ".join(MARKERS.split(" and ")[1:])
 DACE_ENV = {"NOSTATUSBAR": "1", "DACE_testing_serialization": "1", "DACE_testing_deserialize_exception": "1",
             "DACE_cache": "unique", "DACE_optimizer_automatic_simplification": "1"}
 # DaCe 1.0.2's default compiler.cpu.args, plus AddressSanitizer for --asan.
@@ -63,6 +77,15 @@ ASAN_ARGS = " -fsanitize=address -fno-omit-frame-pointer -g"
 # (the test then reads sdfgc's code): what its traceback shows.
 CODE_TEXT = re.compile(r"generate_code|clean_code|code_objects|codeobj|\.code\b|__restrict__|DID NOT WARN|"
                        r"pytest\.warns|catch_warnings|warnings\.|\bcode\s*=|in code\b|\.cpp\b|#pragma")
+# Code of the emulated runtime (tests/gpu_emu) that a failure names: a primitive
+# it does not declare, or one of its own aborts.
+EMU_MISSING = re.compile(r"error: [‘']((?:cuda|cublas|cusolver|cusparse|cufft|curand|hip|__half|__float2half|__shfl|__ldg)"
+                         r"[A-Za-z0-9_]*|"
+                         r"CUBLAS_[A-Z0-9_]+|CUSOLVER[A-Z0-9_]*|CUSPARSE[A-Z0-9_]*)[’'] "
+                         r"(?:was not declared|is not a member|has not been declared)|"
+                         r"fatal error: ((?:cusolver|cusparse|cufft|curand|cub|cuda_fp16|cutensor|thrust)[^:\s]*): "
+                         r"No such file|cannot find (-l(?:cublas|cusolver|cusparse|cufft|curand|cutensor)\b)")
+EMU_ABORT = re.compile(r"gpu_emu: [^\n]*")
 COMPILE = re.compile(r"CompilationError|CompilerError|Compiler failure|CMake|cmake")
 
 
@@ -82,7 +105,7 @@ def venv_env(venv):
 def collect(args, suite):
     """The test ids DaCe's CPU CI would run from args.paths (-k applied)."""
     cmd = [os.path.join(args.venv, "bin", "python"), "-m", "pytest", "-p", "no:cacheprovider", "--collect-only",
-           "-q", "--continue-on-collection-errors", "-m", MARKERS, *args.paths]
+           "-q", "--continue-on-collection-errors", "-m", args.markers, *args.paths]
     if args.k:
         cmd += ["-k", args.k]
     r = subprocess.run(cmd, cwd=suite, env={**venv_env(args.venv), **DACE_ENV}, capture_output=True, text=True)
@@ -162,6 +185,8 @@ def side_env(args, side, d):
             startup = os.path.join(ROOT, "python", "sdfgc", "_startup")
             env.update(SDFGC=args.sdfgc,
                        PYTHONPATH=os.pathsep.join([SCRIPTS, os.path.join(ROOT, "python"), startup]))
+    if args.gpu:  # sdfgc's CUDA on the emulated runtime; DaCe's CUDA settings
+        env.update(NVCC=args.nvcc, DACE_compiler_cuda_backend="cuda")
     if side.endswith("asan"):
         libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
         os.makedirs(os.path.join(d, "asan"), exist_ok=True)
@@ -193,7 +218,7 @@ def run_side(args, side, ids):
         with open(records, "a") as fh:
             fh.write(json.dumps({"ev": "run", "t": time.time()}) + "\n")
         cmd = ["nice", "-n", str(args.nice), os.path.join(args.venv, "bin", "python"), "-m", "pytest",
-               "-p", "no:cacheprovider", "-p", "dace_tests_plugin", "-q", "--tb=short", "-m", MARKERS,
+               "-p", "no:cacheprovider", "-p", "dace_tests_plugin", "-q", "--tb=short", "-m", args.markers,
                "--timeout", str(args.timeout), *left]
         with open(out_path, "w") as log:
             proc = subprocess.Popen(cmd, cwd=suite, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -264,6 +289,16 @@ def source_before(text, suite, n=5):
     return "\n".join(lines[max(0, line - 1 - n):line])
 
 
+def source_file(text, suite):
+    """The source of the test file of a failure text's last frame in tests/."""
+    frames = re.findall(r"^(tests/\S+\.py):\d+: in ", text, re.M)
+    try:
+        with open(os.path.join(suite, frames[-1]), errors="replace") as fh:
+            return fh.read()
+    except (IndexError, OSError):
+        return ""
+
+
 def refusal(rec):
     for ln in rec.get("log") or []:
         if ln.startswith("refused "):
@@ -284,11 +319,28 @@ def classify(rec, folder="", suite=""):
             return "sanitizer", a["kind"] + " | " + " | ".join(f.split("/")[0] + f.split("/")[-1] for f in frames[:3])
         if rec.get("killed"):
             return "timeout", "killed after the timeout (hang in native code)"
+        m = EMU_ABORT.search(rec["tail"])
+        if m and re.search(r"unsupported|not emulated|not implemented", m.group(0)):
+            return "emulator-limit", m.group(0)[:300]
         sig = -rec["rc"] if rec["rc"] < 0 else rec["rc"]
         m = re.search(r"Fatal Python error: (.*)|(free\(\).*|double free.*|malloc\(\).*|corrupted .*)", rec["tail"])
+        emu = EMU_ABORT.search(rec["tail"])
+        if emu:  # the emulator's checks: a race, an index out of bounds, a bad launch
+            return "crash", f"exit {rec['rc']} (signal {sig}): {emu.group(0)[:250]}"
         return "crash", f"exit {rec['rc']} (signal {sig})" + (f": {m.group(0).strip()}" if m else "")
     if rec["outcome"] == "not-run":
         return "not-run", text[:200]
+    m = re.search(r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'", text)
+    if m:
+        return "missing-package", f"needs the package {m.group(1).split('.')[0]}"
+    m = EMU_MISSING.search(text)
+    if m:
+        what = m.group(1) or m.group(2) or f"the library {m.group(3)} (emu-nvcc links it; the emulation is headers)"
+        return "emulator-limit", f"the emulated runtime lacks {what}"
+    if "'NoneType' object has no attribute" in text and re.search(r"^\s*cupy = None", source_file(text, suite), re.M):
+        return "missing-package", "needs the package cupy (the test's module set it to None)"
+    if re.search(r"cuda/dummy\.cu|CMake.*DACE_FILES=\S*\.cu", text):
+        return "dace-own-cuda", "builds DaCe's own CUDA code with CMake and nvcc"
     if "Timeout >" in text or "Failed: Timeout" in text:
         return "timeout", key_line(text)
     if "SdfgcAbiError" in text:
@@ -335,7 +387,7 @@ def report(args, ids):
     tests = [t for t in tests if all(s in t for s in sides)]
     md = [f"# DaCe's tests: {len(tests)} of {len(ids)} selected run on every side ({', '.join(sides)})", ""]
     classes = ["refused", "compiler-error", "wrong-data", "crash", "sanitizer", "abi", "timeout",
-               "reads-dace-code", "other", "not-run"]
+               "reads-dace-code", "emulator-limit", "missing-package", "dace-own-cuda", "other", "not-run"]
     for s in [s for s in sides if s != "dace"]:
         md += [f"## {s}" + (" against dace" if "dace" in sides else ""), "",
                "| folder | tests | pass both | of which compile nothing | skipped | fail with dace | "
@@ -393,28 +445,40 @@ def main():
     p.add_argument("--sides", default="dace,sdfgc", help="dace, sdfgc (default: both)")
     p.add_argument("--asan", action="store_true", help="the sdfgc side with AddressSanitizer (side sdfgc-asan)")
     p.add_argument("--ci", action="store_true", help="the CI slice through sdfgc; fails unless every test passes")
+    p.add_argument("--gpu", action="store_true",
+                   help="DaCe's GPU tests (marker gpu), sdfgc's CUDA built by scripts/emu-nvcc on the emulated "
+                   "runtime; side sdfgc only (default --out build/dace-tests-gpu)")
+    p.add_argument("--nvcc", default=EMU_NVCC, help="with --gpu: the nvcc stand-in (default scripts/emu-nvcc)")
     p.add_argument("--report", action="store_true", help="only write the tables from the records in --out")
     p.add_argument("--resume", action="store_true", help="keep the records in --out and run what is left")
     p.add_argument("--suite", default=os.environ.get("SDFGC_DACE_TESTS", os.path.join(ROOT, "..", "shared", "dace-tests")))
     p.add_argument("--venv", default=os.path.join(ROOT, "build", "venv-dace"))
-    p.add_argument("--out", default=os.path.join(ROOT, "build", "dace-tests"))
+    p.add_argument("--out", help="results folder (default build/dace-tests, with --gpu build/dace-tests-gpu)")
     p.add_argument("--timeout", type=int, default=300, help="seconds a test may run (pytest-timeout)")
     p.add_argument("--nice", type=int, default=10)
     p.add_argument("--sdfgc", help="sdfgc executable for the sdfgc sides (with this checkout's python/ package; "
                    "default: what --venv has installed)")
     args = p.parse_args()
+    args.out = args.out or os.path.join(ROOT, "build", "dace-tests-gpu" if args.gpu else "dace-tests")
+    args.markers = GPU_MARKERS if args.gpu else MARKERS
     args.suite, args.venv, args.out = (os.path.abspath(x) for x in (args.suite, args.venv, args.out))
     args.sdfgc = args.sdfgc and os.path.abspath(args.sdfgc)
+    args.nvcc = os.path.abspath(args.nvcc)
     if args.ci:
-        args.ids, args.sides = args.ids or CI_IDS, "sdfgc"
+        args.ids, args.sides = args.ids or (GPU_CI_IDS if args.gpu else CI_IDS), "sdfgc"
+    if args.gpu:
+        if "dace" in args.sides.split(","):
+            if args.sides != p.get_default("sides"):
+                p.error("--gpu runs the sdfgc side only: DaCe's own CUDA code needs nvcc and a GPU")
+            args.sides = "sdfgc"
     sides = args.sides.split(",")
     if args.asan:
         sides = [s + "-asan" if s == "sdfgc" else s for s in sides]
     os.makedirs(args.out, exist_ok=True)
     sel = os.path.join(args.out, "selection.txt")
     if args.report or args.resume:
-        with open(sel) as fh:
-            ids = fh.read().split()
+        with open(sel) as fh:  # one id a line (parametrized ids may hold spaces)
+            ids = [ln.strip() for ln in fh if ln.strip()]
     elif args.ids:
         with open(args.ids) as fh:
             ids = [ln.split("#")[0].strip() for ln in fh if ln.split("#")[0].strip()]

@@ -31,3 +31,7 @@ env -u SDFGC -u PYTHONPATH PATH="$PWD/build/venv-icon4py/bin:$PATH" \
 # A slice of DaCe 1.0.2's own tests (scripts/dace-tests-ci.txt: copies, views,
 # symbols, nested SDFGs, reductions, library nodes, dynamic map ranges) through SDFGC_DACE=1.
 python3 scripts/dace-tests.py --ci --venv build/venv-dace --out build/dace-tests-ci
+# DaCe 1.0.2's GPU tests, a slice (scripts/dace-tests-gpu-ci.txt: kernels, thread-block
+# maps, shared memory, reductions, streams, cuBLAS) through SDFGC_DACE=1, sdfgc's CUDA built
+# by scripts/emu-nvcc and run on the emulated CUDA runtime (no GPU needed).
+python3 scripts/dace-tests.py --gpu --ci --venv build/venv-dace --out build/dace-tests-gpu-ci

@@ -6,8 +6,11 @@
 //! `GPUTransformSDFG(sequential_innermaps=False)` leaves; with the default
 //! `sequential_innermaps=True` the inner maps are `Sequential` already.
 //! Only for GPU targets, and before `--offload` places maps (its kernels'
-//! inner maps stay loops).
+//! inner maps stay loops). A map whose range has a size known only at run
+//! time (DaCe over-approximates it, `min(N, 32 i + 32) - 32 i` to 32, or
+//! launches a block of that many threads) stays a loop in each thread.
 
+use crate::ir::simplify::{eval_int, simplify};
 use crate::ir::*;
 
 /// Gives the `Default` maps directly inside `GPU_Device` maps DaCe's
@@ -24,7 +27,11 @@ pub fn infer_thread_block_maps(sdfg: &mut Sdfg) {
                 let parent_is_device = n.scope.is_some_and(|p| device[p.index()]);
                 match &mut n.kind {
                     NodeKind::MapEntry(m)
-                        if parent_is_device && m.schedule == Schedule::Default =>
+                        if parent_is_device
+                            && m.schedule == Schedule::Default
+                            && m.range.iter().all(|r| {
+                                eval_int(&simplify(&r.extent()), &mut |_| None).is_some()
+                            }) =>
                     {
                         m.schedule = Schedule::GpuThreadBlock;
                     }
