@@ -18,6 +18,11 @@ DaCe's generator and checked against numpy before it is written.
   integers -> `Mod_float`, `Modulo_float`, `Mod`, `Modulo`; EXPONENT ->
   `frexp`; NINT -> `iround`; AINT, ANINT, SCALE, FLOOR, SIGN, DBLE, INT,
   MIN, MAX), on negative and positive operands.
+* `consume_chunks`: a consume scope with a chunk size above one
+  (`add_consume(..., chunksize=4)`, 2 processing elements) draining a stream
+  that a map filled; a C++ tasklet gets the chunk as `const double *` and
+  reads DaCe's `__dace_<label>_numelems` (the last chunk may hold fewer
+  elements), summing squares into a write-conflict-resolved scalar.
 * `complex_rint`: `np.rint` of complex64 and complex128 arrays (DaCe's
   `round` overload of dace/math.h: each part rounded, halves away from zero).
 
@@ -98,6 +103,37 @@ def vector_wcr(rng):
     return dict(sdfg=sdfg, starts={'A': av, 'B': bv, 'M': mv, 'S': sv},
                 refs={'B': bv + 2 * av, 'S': sv + av.sum(), 'M': np.maximum(mv, av.max())}, symbols={'N': n},
                 features=['vector', 'wcr', 'parallel_map'], tol=1e-6)
+
+
+def consume_chunks(rng):
+    N = dace.symbol('N')
+    sdfg = dace.SDFG('consume_chunks')
+    sdfg.add_array('A', [N], dace.float64)
+    sdfg.add_array('out', [1], dace.float64)
+    sdfg.add_stream('S', dace.float64, transient=True)
+    fill = sdfg.add_state('fill')
+    drain = sdfg.add_state_after(fill, 'drain')
+    me, mx = fill.add_map('fill', dict(i='0:N'))
+    push = fill.add_tasklet('push', {'x'}, {'y'}, 'y = x')
+    fill.add_memlet_path(fill.add_read('A'), me, push, dst_conn='x', memlet=dace.Memlet('A[i]'))
+    fill.add_memlet_path(push, mx, fill.add_access('S'), src_conn='y', memlet=dace.Memlet('S[0]', dynamic=True))
+    ce, cx = drain.add_consume('cons', ('p', '2'), chunksize=4)
+    t = drain.add_tasklet('sum_chunk', {'elems'}, {'o'},
+                          'double acc = 0;\n'
+                          'for (size_t i = 0; i < __dace_cons_numelems; ++i) acc += elems[i] * elems[i];\n'
+                          'o = acc;', language=dace.Language.CPP)
+    t.in_connectors['elems'] = dace.pointer(dace.float64)
+    drain.add_edge(drain.add_access('S'), None, ce, 'IN_stream', dace.Memlet.from_array('S', sdfg.arrays['S']))
+    drain.add_edge(ce, 'OUT_stream', t, 'elems', dace.Memlet('S[0]', dynamic=True))
+    drain.add_edge(t, 'o', cx, 'IN_out', dace.Memlet('out[0]', wcr='lambda a, b: a + b'))
+    drain.add_edge(cx, 'OUT_out', drain.add_write('out'), None, dace.Memlet('out[0]', wcr='lambda a, b: a + b'))
+    cx.add_in_connector('IN_out')
+    cx.add_out_connector('OUT_out')
+    n = 1003  # not a multiple of the chunk
+    av = rng.random(n)
+    ov = np.array([0.5])
+    return dict(sdfg=sdfg, starts={'A': av, 'out': ov}, refs={'out': ov + (av * av).sum()}, symbols={'N': n},
+                features=['stream', 'consume', 'wcr', 'tasklet_cpp'], tol=1e-9)
 
 
 FORTRAN_BODY = '''
@@ -187,7 +223,7 @@ def complex_rint(rng):
                 refs={'B': ref(av), 'D': ref(cv)}, symbols={'N': n}, features=['complex', 'ufunc'])
 
 
-FAMILIES = {'complex_rint': complex_rint, 'const_nested': const_nested, 'vector_wcr': vector_wcr, 'fortran_intrinsics': fortran_intrinsics}
+FAMILIES = {'complex_rint': complex_rint, 'consume_chunks': consume_chunks, 'const_nested': const_nested, 'vector_wcr': vector_wcr, 'fortran_intrinsics': fortran_intrinsics}
 
 
 def main():

@@ -172,7 +172,7 @@ fn plan_sdfg(sdfg: &Sdfg, top: bool, opts: &CompileOptions, plan: &mut StreamPla
     Ok(())
 }
 
-/// What sdfgc compiles of a consume scope: one element at a time, without a
+/// What sdfgc compiles of a consume scope: chunks of any size, without a
 /// quiescence condition, from a stream access node, on the CPU.
 fn check_consume(
     sdfg: &Sdfg,
@@ -191,8 +191,8 @@ fn check_consume(
     if opts.target != Target::Cpp {
         return refuse("consume scopes are compiled for the CPU (--target cpp) only");
     }
-    if c.chunksize != 1 {
-        return refuse(&format!("chunksize {} (only 1 is supported)", c.chunksize));
+    if c.chunksize < 1 {
+        return refuse(&format!("chunksize {} (at least 1)", c.chunksize));
     }
     if c.condition.is_some() {
         return refuse("a quiescence condition");

@@ -105,7 +105,8 @@ def library_node(classpath):
 
 
 def consume(d):
-    """The map entry as a consume scope that takes 4 elements at a time."""
+    """The map entry as a consume scope (4 elements at a time) over an array,
+    not a stream."""
     n = node(d, 0)
     n["type"] = "ConsumeEntry"
     n["attributes"].update(pe_index="__i0", num_pes="2", chunksize=4)
@@ -348,7 +349,7 @@ CASES = [
     ("undefined_symbol_memlet", lambda d: memlet(edge(d, 4, 0))["subset"]["ranges"][0].__setitem__("end", "K"), 1, "uses symbol 'K', which is not defined", "at /nodes/3/edges/", "check"),
     ("undefined_symbol_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("string_data", "(t < TMAX)"), 1, "uses symbol 'TMAX', which is not defined", "at /edges/2", "check"),
     ("unknown_library_node", library_node("dace.libraries.linalg.nodes.solve.Solve"), 1, "dace.libraries.linalg.nodes.solve.Solve", "at /nodes/3/nodes/1/classpath", "check"),
-    ("consume_entry", consume, 1, "consume scope '_Add__map': chunksize 4 (only 1 is supported)", "at /nodes/3/nodes/0", "cpp"),
+    ("consume_entry", consume, 1, "consume scope '_Add__map': its 'IN_stream' input is not an access node of a stream", "at /nodes/3/nodes/0", "cpp"),
     ("cpp_interstate_condition", lambda d: d["edges"][2]["attributes"]["data"]["attributes"]["condition"].__setitem__("language", "CPP"), 1, "C++ conditions", "at /edges/2/attributes/data/attributes/condition", "check"),
     ("negative_shape", lambda d: arr(d, "B")["attributes"].update(shape=["-5"], total_size="-5"), 1, "negative size -5", "at /attributes/_arrays/B/attributes/shape/0", "check"),
     ("huge_shape", lambda d: arr(d, "B")["attributes"].update(shape=["99999999999999999999"], total_size="99999999999999999999"), 1, "99999999999999999999", "at /attributes/_arrays/B/attributes/shape/0", "check"),

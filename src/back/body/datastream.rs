@@ -95,6 +95,16 @@ public:
         m_count.fetch_sub(n);
         return n;
     }
+    /// Consume: takes up to `max` elements into `out` without waiting, still
+    /// counted until `done(n)`; the number taken.
+    int64_t pop_try(T *out, int64_t max) {
+        no_view();
+        std::lock_guard<std::mutex> g(m_mutex);
+        const int64_t n = std::min(max, m_size);
+        for (int64_t i = 0; i < n; ++i) out[i] = take();
+        return n;
+    }
+    void done(int64_t n) { m_count.fetch_sub(n); }
     /// Consume: takes an element, still counted until `done()`.
     bool pop_try(T &out) {
         no_view();
@@ -166,6 +176,16 @@ pub(crate) fn stream_type(d: &DataDesc) -> String {
 /// The variable holding the element a consume scope popped.
 pub(crate) fn consumed_var(entry: NodeId) -> String {
     format!("__sdfgc_consumed_{}", entry.0)
+}
+
+/// The variables of a consume scope with chunks above one element: the
+/// chunk's elements and their number, named as DaCe names them (C++ tasklet
+/// code reads `__dace_<label>_numelems`).
+pub(crate) fn chunk_vars(m: &MapEntry) -> (String, String) {
+    (
+        format!("__dace_{}_elements", m.label),
+        format!("__dace_{}_numelems", m.label),
+    )
 }
 
 impl FnWriter<'_> {
@@ -287,7 +307,10 @@ impl FnWriter<'_> {
 
     /// The variable holding the consumed element, if tasklet input edge
     /// `ei` comes (through scopes) from a consume entry's `OUT_stream`.
-    pub(crate) fn consumed_element(&self, ctx: &StateCtx, ei: usize) -> Option<String> {
+    ///
+    /// With chunks above one element, the array of the chunk's elements
+    /// (second: true).
+    pub(crate) fn consumed_element(&self, ctx: &StateCtx, ei: usize) -> Option<(String, bool)> {
         let st = ctx.st;
         let mut e = &st.edges[ei];
         for _ in 0..st.nodes.len() {
@@ -295,8 +318,14 @@ impl FnWriter<'_> {
                 return None;
             };
             let conn = e.src_conn.as_deref()?;
-            if m.consume.is_some() && conn == "OUT_stream" {
-                return Some(consumed_var(e.src));
+            if let Some(c) = &m.consume
+                && conn == "OUT_stream"
+            {
+                return Some(if c.chunksize > 1 {
+                    (chunk_vars(m).0, true)
+                } else {
+                    (consumed_var(e.src), false)
+                });
             }
             let inner = format!("IN_{}", conn.strip_prefix("OUT_")?);
             e = st
@@ -350,9 +379,24 @@ impl FnWriter<'_> {
                 .line(format!("[[maybe_unused]] const int64_t {pe} = 0;"));
             self.out.open("");
         }
-        self.out.line(format!("{} {elem};", d.dtype.ctype()));
+        // Chunks: up to `chunksize` elements a turn, DaCe's `Consume<N>`.
+        let chunk = (c.chunksize > 1).then(|| chunk_vars(m));
         self.out.open(format!("while ({stream}.size() > 0)"));
-        self.out.open(format!("if (!{stream}.pop_try({elem}))"));
+        match &chunk {
+            Some((elems, count)) => {
+                self.out
+                    .line(format!("{} {elems}[{}];", d.dtype.ctype(), c.chunksize));
+                self.out.line(format!(
+                    "const size_t {count} = static_cast<size_t>({stream}.pop_try({elems}, {}));",
+                    c.chunksize
+                ));
+                self.out.open(format!("if ({count} == 0)"));
+            }
+            None => {
+                self.out.line(format!("{} {elem};", d.dtype.ctype()));
+                self.out.open(format!("if (!{stream}.pop_try({elem}))"));
+            }
+        }
         self.out.line("std::this_thread::yield();");
         self.out.line("continue;");
         self.out.close();
@@ -378,7 +422,12 @@ impl FnWriter<'_> {
         self.parallel_params = was_params;
         self.reductions = was_reductions;
         self.parallel_maps = was_maps;
-        self.out.line(format!("{stream}.done();"));
+        match &chunk {
+            Some((_, count)) => self
+                .out
+                .line(format!("{stream}.done(static_cast<int64_t>({count}));")),
+            None => self.out.line(format!("{stream}.done();")),
+        }
         self.out.close();
         self.out.close();
         self.out.close();

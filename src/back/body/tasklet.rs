@@ -656,6 +656,36 @@ impl<'a> FnWriter<'a> {
                 continue;
             }
             let stream = d.kind == DataKind::Stream;
+            // A chunk of a consume scope: a pointer to its elements (DaCe's
+            // `const T *` lambda parameter).
+            if stream && let Some((elems, true)) = self.consumed_element(ctx, ei) {
+                if !matches!(t.inputs.get(c), Some(ConnType::Pointer(_))) {
+                    return Err(Error::unsupported(
+                        &e.path,
+                        format!(
+                            "tasklet '{}': connector '{c}' takes a consume chunk of several elements \
+                             but is not a pointer",
+                            node.label
+                        ),
+                    ));
+                }
+                let var = var_of(c);
+                self.out
+                    .line(format!("const {} * {var} = {elems};", d.dtype.ctype()));
+                conns.insert(
+                    c.clone(),
+                    Conn {
+                        var,
+                        dtype: d.dtype,
+                        pointer: Some(PointerInfo {
+                            strides: vec![Expr::Int(1)],
+                            wcr: None,
+                        }),
+                        push: None,
+                    },
+                );
+                continue;
+            }
             let (dtype, is_ptr) = if stream {
                 match t.inputs.get(c) {
                     Some(ConnType::Scalar(ct)) => (*ct, false),
@@ -695,7 +725,7 @@ impl<'a> FnWriter<'a> {
                 let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
                 let element = if !stream {
                     self.element(data, d, &starts)
-                } else if let Some(v) = self.consumed_element(ctx, ei) {
+                } else if let Some((v, _)) = self.consumed_element(ctx, ei) {
                     v
                 } else if e.memlet.dynamic {
                     // DaCe pops at every read of the name: not compiled.
