@@ -17,31 +17,35 @@ one `@dace.program` deterministically, written for DaCe's Python frontend:
     leave its array is never generated; loop bodies are checked over their
     full trip counts.
 
-Each program is run four ways — DaCe's generator, sdfgc default, sdfgc
+Each program is run three ways — DaCe's generator, sdfgc default, sdfgc
 external (the `sdfgc.dace.enable()` route of scripts/enumerate.py) — on its
 SDFG as DaCe's frontend makes it (simplified) and after DaCe's
 `auto_optimize` for CPU. Programs are batched: each (program, variant) is a
-nested SDFG in a state of one outer SDFG (symbols renamed `c<u>_N`), so each
-generator builds one library per batch. A batch that fails to build is split
-(the compiler's errors name the unit's function) until each unit stands
-alone; a crash splits it in halves.
+unit, a nested SDFG in a state of one outer SDFG (symbols renamed `c<u>_N`)
+guarded by a symbol `fzrun<u>`, so each generator builds one library per
+batch. A unit that a side's build fails on (the compiler's errors name its
+functions) is dropped and that side built again; every unit is then called
+alone in a forked process (a crash or a hang is that unit's).
 
 Verdicts per unit: pass; dace-frontend, dace-autoopt, dace-build, dace-run
-(DaCe fails: not a divergence); sdfgc-refused, sdfgc-build, sdfgc-run,
-sdfgc-differs (divergences). Floats compare within a tolerance of the dtype
-(float32 1e-4, float64 1e-9, relative to max(1, |ref|max)), NaN == NaN,
-integers and booleans exactly.
+(DaCe fails: not a divergence); dace-wrong (outputs differ and the program
+run as plain Python/NumPy agrees with sdfgc); sdfgc-refused, sdfgc-build,
+sdfgc-run, sdfgc-differs (divergences, with NumPy's judgement). Floats
+compare within 1e-9 relative to max(1, |ref|max) (1e-4 where the program
+computes in float32 or complex64), NaN == NaN, integers and booleans exactly.
 
-    build/venv-dace/bin/python scripts/fuzz_numpy.py --seeds 1-500 [--batch 24]
+    build/venv-dace/bin/python scripts/fuzz_numpy.py --seeds 1-500 [--batch 40]
     build/venv-dace/bin/python scripts/fuzz_numpy.py --ci           # the CI slice
     build/venv-dace/bin/python scripts/fuzz_numpy.py --show 17      # print seed 17's program
     build/venv-dace/bin/python scripts/fuzz_numpy.py --seeds 17 --save-fixture fixtures/corpus/fuzz_x
     build/venv-dace/bin/python scripts/fuzz_numpy.py --program FILE.py --save-fixture DIR/NAME
+    build/venv-dace/bin/python scripts/fuzz_numpy.py --summarise OUT/results.jsonl ...
 
-Every divergence is minimised (delta debugging over the statement tree,
-each round's candidates built as one batch) and the minimised program saved
-to OUT/min/<seed>.py. Writes OUT/results.jsonl (one line per seed) and prints
-the summary: programs, seeds, passes, DaCe-fails, divergences by class.
+Every divergence of a new class is minimised (delta debugging over the
+statement tree, each round's candidates built as one batch) and saved to
+OUT/min/<seed>_<variant>.py. Writes OUT/results.jsonl (one line per seed)
+and prints the summary: programs, seeds, passes, DaCe-fails, divergences by
+class. docs/fuzzing.md has the runs and the classes.
 Exit 0 iff no divergence on sdfgc's side (with --ci: none outside
 KNOWN_CI); `dace-wrong` (outputs differ and NumPy agrees with sdfgc) does
 not count.
@@ -68,8 +72,8 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float32", "float64", "complex64", "complex128"]
 DTYPE_WEIGHTS = [2, 1, 1, 3, 3, 1, 1, 1, 1, 4, 6, 1, 2]
 FLOAT_LIMIT = 1e6
-CI_SEEDS = "1-150"
-CI_BATCH = 75
+CI_SEEDS = "1-100"
+CI_BATCH = 100
 KNOWN_CI = set()  # seeds of the CI slice with a known, reported divergence
 
 
