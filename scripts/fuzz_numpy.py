@@ -1448,6 +1448,9 @@ def _save_fixture(save, sdfg, inputs, refs, live):
         for sname, val in job["spec"]["syms"].items():
             if f"c{job['unit']}_{sname}" in sdfg.symbols:
                 symbols[f"c{job['unit']}_{sname}"] = val
+    for sym in sdfg.symbols:
+        if sym.startswith("fzrun"):
+            symbols[sym] = 1  # every unit runs
     starts = {}
     for a in sdfg.arglist():
         if a in sdfg.arrays:
