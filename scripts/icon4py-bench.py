@@ -66,6 +66,8 @@ def parse_args():
     p.add_argument("--table", default=None, help="print the tables of a JSON-lines file and exit")
     p.add_argument("--install", action="store_true", help="build and pip-install sdfgc (release) first")
     p.add_argument("--timeout", type=int, default=7200, help="seconds per pytest process")
+    p.add_argument("--nice", type=int, default=0,
+                   help="run pytest under `nice -n N` (negative, as root, to time ahead of other work)")
     return p.parse_args()
 
 
@@ -98,7 +100,8 @@ def run_pass(args, suite, tests, config, threads, pass_no):
                GT4PY_COLLECT_METRICS_LEVEL="10")
     if through_sdfgc:
         env.update(SDFGC_DACE="1", SDFGC_DACE_LOG=os.path.join(args.out, f"sdfgc-{config}.log"))
-    cmd = [f"{args.venv}/bin/python", "-m", "pytest", "-p", "no:cacheprovider", "-p", "sdfgc.icon4py_modes",
+    cmd = ["nice", "-n", str(args.nice)] if args.nice else []
+    cmd += [f"{args.venv}/bin/python", "-m", "pytest", "-p", "no:cacheprovider", "-p", "sdfgc.icon4py_modes",
            f"--backend={backend}", f"--grid={args.grid}", "--levels", str(args.levels),
            "--benchmark-enable", f"--benchmark-json={bench}", "-q", "-rfE", "--timeout", str(args.timeout)]
     if pass_no > 0:
