@@ -35,3 +35,7 @@ python3 scripts/dace-tests.py --ci --venv build/venv-dace --out build/dace-tests
 # maps, shared memory, reductions, streams, cuBLAS) through SDFGC_DACE=1, sdfgc's CUDA built
 # by scripts/emu-nvcc and run on the emulated CUDA runtime (no GPU needed).
 python3 scripts/dace-tests.py --gpu --ci --venv build/venv-dace --out build/dace-tests-gpu-ci
+# Differential fuzzing (docs/fuzzing.md): the CI slice of scripts/fuzz_numpy.py,
+# a fixed list of random NumPy programs built by DaCe 1.0.2's generator and by
+# sdfgc (default and external modes), with and without auto_optimize.
+PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python scripts/fuzz_numpy.py --ci --sdfgc target/ci/sdfgc
