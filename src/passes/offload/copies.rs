@@ -12,13 +12,29 @@ use super::data::Plan;
 
 /// The whole extent of a container.
 fn full(d: &DataDesc) -> Subset {
-    d.shape
+    let ends: Vec<Expr> = d
+        .shape
         .iter()
-        .map(|n| RangeDim {
-            start: Expr::Int(0),
-            end: crate::ir::simplify::simplify(&Expr::bin(BinaryOp::Sub, n.clone(), Expr::Int(1))),
-            step: Expr::Int(1),
-            tile: Expr::Int(1),
+        .map(|n| Expr::bin(BinaryOp::Sub, n.clone(), Expr::Int(1)))
+        .collect();
+    from_zero(d, &ends)
+}
+
+/// Indices 0..=end per dimension of a container, in its memlets' indexing:
+/// shifted by its offset (an element `i` is at `i + offset`; Fortran's
+/// arrays have offset -1, their memlets count from 1).
+fn from_zero(d: &DataDesc, ends: &[Expr]) -> Subset {
+    use crate::ir::simplify::simplify;
+    ends.iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let off = d.offset.get(k).cloned().unwrap_or(Expr::Int(0));
+            RangeDim {
+                start: simplify(&Expr::bin(BinaryOp::Sub, Expr::Int(0), off.clone())),
+                end: simplify(&Expr::bin(BinaryOp::Sub, e.clone(), off)),
+                step: Expr::Int(1),
+                tile: Expr::Int(1),
+            }
         })
         .collect()
 }
@@ -58,15 +74,7 @@ fn copy_state(
         let sd = &arrays[src.as_str()];
         let dd = &arrays[dst.as_str()];
         let sub = |d: &DataDesc| match plan.extent.get(src).or_else(|| plan.extent.get(dst)) {
-            Some(ends) => ends
-                .iter()
-                .map(|e| RangeDim {
-                    start: Expr::Int(0),
-                    end: e.clone(),
-                    step: Expr::Int(1),
-                    tile: Expr::Int(1),
-                })
-                .collect(),
+            Some(ends) => from_zero(d, ends),
             None => full(d),
         };
         st.edges.push(DataEdge {
