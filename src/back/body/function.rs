@@ -531,10 +531,29 @@ impl<'a> FnWriter<'a> {
         crate::passes::span::assigned_symbols(&self.sdfg.body, &mut assigned);
         let params = self.sym_params.clone();
         for name in assigned {
-            if params.contains(&name) || self.sdfg.arrays.contains_key(&name) {
+            if params.contains(&name) {
                 continue;
             }
-            let t = self.sdfg.symbol_type(&name).unwrap_or(DType::Int64);
+            // An interstate edge assigning a container's name writes that
+            // container where it is a variable of the whole function; a
+            // transient declared inside a state or map (DaCe's InlineSDFG
+            // can leave a symbol and such a transient of one name) is not
+            // visible there, so the symbol gets its own variable, of the
+            // container's type as DaCe declares it.
+            let container = self.sdfg.arrays.get(&name).map(|d| {
+                let visible = !d.transient
+                    || self.p.alloc.get(self.sdfg.id, &name).is_none_or(|plan| {
+                        matches!(plan.scope, AllocScope::Function | AllocScope::Blocks(..))
+                    });
+                (visible, d.dtype)
+            });
+            if let Some((true, _)) = container {
+                continue;
+            }
+            let t = match container {
+                Some((_, dtype)) => dtype,
+                None => self.sdfg.symbol_type(&name).unwrap_or(DType::Int64),
+            };
             self.decls
                 .line(format!("[[maybe_unused]] {} {name};", t.ctype()));
             self.local_symbols.insert(name, t);
