@@ -66,7 +66,12 @@ fn interstate(sites: &mut Sites, e: &Expr) {
 fn collect(r: &Region, sites: &mut Sites, nested: &mut Vec<(bool, Sdfg)>, in_kernel: bool) {
     for e in &r.edges {
         interstate(sites, &e.condition);
-        e.assignments.iter().for_each(|(_, v)| interstate(sites, v));
+        // An assigned name is used outside any map too (a symbol may share
+        // a transient's name: its variable is the function's).
+        e.assignments.iter().for_each(|(k, v)| {
+            sites.insert(k.to_string(), None);
+            interstate(sites, v);
+        });
     }
     if let RegionKind::Loop(l) = &r.kind {
         interstate(sites, &l.condition);
