@@ -39,3 +39,9 @@ python3 scripts/dace-tests.py --gpu --ci --venv build/venv-dace --out build/dace
 # a fixed list of random NumPy programs built by DaCe 1.0.2's generator and by
 # sdfgc (default and external modes), with and without auto_optimize.
 PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python scripts/fuzz_numpy.py --ci --sdfgc target/ci/sdfgc
+# The enumeration's CI slice (docs/enumeration.md): every 23rd cell of DaCe's
+# tables (ufuncs, operators, math functions, reductions, powers) x dtypes, built
+# by DaCe 1.0.2's generator and by sdfgc (default and external); an sdfgc-side
+# failure fails the run.
+SDFGC="$PWD/target/ci/sdfgc" PATH="$PWD/build/venv-dace/bin:$PATH" \
+    build/venv-dace/bin/python scripts/enumerate.py --ci --out build/enumerate-ci

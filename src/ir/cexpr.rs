@@ -80,6 +80,20 @@ SDFGC_HD T sdfgc_sign_numpy_2(T x) {
 }"#,
     ),
     (
+        &["sdfgc_math_ipow("],
+        r#"// DaCe's dace::math::pow of two int (or two unsigned int) values:
+// repeated multiplication in that type, 0 for a negative exponent.
+template <typename T>
+SDFGC_HD T sdfgc_math_ipow(T a, T b) {
+  if constexpr (std::is_signed<T>::value) {
+    if (b < 0) return 0;
+  }
+  T r = 1;
+  for (T i = 0; i < b; ++i) r *= a;
+  return r;
+}"#,
+    ),
+    (
         &["sdfgc_reciprocal("],
         r#"// DaCe's reciprocal(x), in the type of x.
 template <typename T>
@@ -662,7 +676,10 @@ impl CExprPrinter<'_> {
             Func::Cast(t) => return self.helper(&format!("static_cast<{}>", cast_type(t)), &refs),
             Func::CastLike => {
                 let var = args.first().map(|a| self.print(a)).unwrap_or_default();
-                let cast = format!("static_cast<decltype({var})>");
+                let cast = match args.first() {
+                    Some(Expr::Sym(_)) => format!("static_cast<decltype({var})>"),
+                    _ => format!("static_cast<std::decay_t<decltype({var})>>"),
+                };
                 return self.helper(&cast, refs.get(1..).unwrap_or_default());
             }
             Func::Complex => return self.helper(DType::Complex128.ctype(), &refs),
@@ -698,6 +715,7 @@ impl CExprPrinter<'_> {
             Func::IFloor => "floor",
             Func::Sign => "sdfgc_sign",
             Func::SignNumpy2 => "sdfgc_sign_numpy_2",
+            Func::DaceMathPow => "sdfgc_math_ipow",
             Func::Reciprocal => "sdfgc_reciprocal",
             Func::Cbrt => "cbrt",
             Func::Tgamma => "tgamma",

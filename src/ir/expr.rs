@@ -137,6 +137,10 @@ pub enum Func {
     /// DaCe 2's `sign_numpy_2(x)`: `sign` of a real `x`; of a complex `x`,
     /// `x / |x|` where both parts are nonzero, else 0.
     SignNumpy2,
+    /// `math.pow(a, b)` in tasklet code, DaCe's `dace::math::pow`: for two
+    /// `int` (or two `unsigned int`) values repeated multiplication in that
+    /// type (0 for a negative exponent), else `std::pow`.
+    DaceMathPow,
     /// DaCe's `reciprocal(x)`: `1 / x` in the type of `x`.
     Reciprocal,
     Cbrt,
@@ -168,7 +172,9 @@ pub enum Func {
     /// A cast to a scalar type: `dace.float32(x)`, `int(x)`, `float(x)`, `double(x)`.
     Cast(DType),
     /// DaCe's `decltype(name)(x)` in Python tasklets: `x` cast to the type of
-    /// the variable `name` (args: `[Sym(name), x]`).
+    /// the variable `name` (args: `[Sym(name), x]`); with another expression
+    /// than a name first, to that expression's type (`math.exp(x)`, DaCe's
+    /// `dace::math::exp`, is `[x, exp(x)]`).
     CastLike,
     /// `real(x)` / `x.real`: the real part (the value itself for real types).
     Real,

@@ -361,7 +361,7 @@ CASES = [
     ("nested_unknown_data", add_nested([{"type": "AccessNode", "label": "Q", "id": 0, "attributes": {"data": "Q"}}], {}), 1, "refers to unknown data 'Q'", "at /nodes/0/nodes/0/attributes/sdfg/nodes/0/nodes/0", "check"),
     ("nested_connector_not_container", add_nested([], {"y": None}), 1, "input connector 'y', which is not a data container of 'inner'", "at /nodes/0/nodes/0", "check"),
     ("tasklet_while_loop", with_code("__out = __in1\nwhile __out > 0:\n    __out = __out - 1"), 1, "tasklet '_Add_': line 2, column 1: unsupported Python construct 'while' statement", "at /nodes/3/nodes/1/attributes/code", "check"),
-    ("tasklet_math_asin", with_code("__out = math.asin(__in1)"), 1, "unsupported function 'math.asin'", "at /nodes/3/nodes/1/attributes/code", "check"),
+    ("tasklet_math_unknown", with_code("__out = math.frexp_all(__in1)"), 1, "unknown function 'frexp_all'", "at /nodes/3/nodes/1/attributes/code", "check"),
     ("tasklet_block_local", with_code("if __in1 > 0:\n    t = __in1\nelse:\n    t = __in2\n__out = t"), 1, "local variable 't' is used outside the 'if'/'for' block", "at /nodes/3/nodes/1", "cpp"),
     ("tasklet_loop_variable_defined", with_code("i = 0\nfor i in range(3):\n    __out = __in1"), 1, "'for' loop variable 'i' is already defined", "at /nodes/3/nodes/1", "cpp"),
     ("tasklet_bad_indent", with_code("if __in1 > 0:\n    __out = __in1\n  __out = __in2"), 1, "tasklet '_Add_': line 3, column 3: unindent does not match", "at /nodes/3/nodes/1/attributes/code", "check"),

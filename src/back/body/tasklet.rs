@@ -175,11 +175,16 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                 Func::Cast(t) => *t,
                 Func::CastLike => match args.first() {
                     Some(Expr::Sym(n)) => s.type_of_name(n),
-                    _ => DType::Float64,
+                    Some(e) => infer(e, s),
+                    None => DType::Float64,
                 },
                 Func::Complex => DType::Complex128,
                 Func::Real | Func::Imag | Func::Abs => t0.real_part(),
                 Func::Conj => t0,
+                Func::DaceMathPow => match dace_int_pow(args, s) {
+                    Some(t) => t,
+                    None => infer(&Expr::Call(Func::Pow, args.clone()), s),
+                },
                 Func::Pow if t0.is_complex() => {
                     let t1 = args.get(1).map(|a| infer(a, s)).unwrap_or(t0);
                     DType::promote(t0, t1)
@@ -435,6 +440,27 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
                 Func::Cast(infer(&args[0], s)),
                 vec![Expr::bin(BinaryOp::Div, num, lb)],
             )
+        }
+        // DaCe's `dace::math::f(x)` (`math.exp(x)` and the like, see the
+        // parser): `T(f(x))` for x of type T, a cast only where it changes
+        // the value (an integer or bool argument).
+        // `dace::math::pow`: its integer overloads for two `int` or two
+        // `unsigned int` values, else `std::pow`.
+        Expr::Call(Func::DaceMathPow, args) => {
+            let lowered = args.iter().map(rec).collect();
+            match dace_int_pow(args, s) {
+                Some(_) => Expr::Call(Func::DaceMathPow, lowered),
+                None => Expr::Call(Func::Pow, lowered),
+            }
+        }
+        Expr::Call(Func::CastLike, args) if dace_math_call(args) => {
+            let t = infer(&args[0], s);
+            let value = rec(&args[1]);
+            if t.is_float() || t.is_complex() {
+                value
+            } else {
+                Expr::Call(Func::Cast(t), vec![value])
+            }
         }
         // `dace::math::ifloor(x)`: identity on integers, `(int)floor(x)` otherwise.
         Expr::Call(Func::IFloor, args) if args.len() == 1 => {
@@ -2348,6 +2374,29 @@ fn element_in_bounds(st: &State, id: NodeId, d: &DataDesc, starts: &[Expr]) -> b
             && matches!(at(i, false), Expr::Int(lo) if lo >= 0)
             && matches!(simplify(&Expr::bin(BinaryOp::Sub, at(i, true), last)), Expr::Int(over) if over <= 0)
     })
+}
+
+/// The type of `dace::math::pow(a, b)` where its integer overloads take it:
+/// two `int` or two `unsigned int` operands.
+fn dace_int_pow(args: &[Expr], s: &Scope) -> Option<DType> {
+    match args {
+        [a, b] => match (infer(a, s), infer(b, s)) {
+            (DType::Int32, DType::Int32) => Some(DType::Int32),
+            (DType::UInt32, DType::UInt32) => Some(DType::UInt32),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `CastLike` arguments are the parser's `dace::math::f(x)`:
+/// `[x, f(x)]` (or any expression first, which `decltype(name)` never is).
+fn dace_math_call(args: &[Expr]) -> bool {
+    match args {
+        [x, Expr::Call(f, a)] if *f != Func::CastLike && a.len() == 1 && a[0] == *x => true,
+        [x, _] => !matches!(x, Expr::Sym(_)),
+        _ => false,
+    }
 }
 
 /// Whether tasklet code reads `name` as a value (not only assigns it).

@@ -236,6 +236,12 @@ impl Tree {
     }
 }
 
+/// The functions of DaCe's `dace::math` namespace (its runtime's math.h)
+/// that return their argument's type: `template <T> T f(const T &a)`.
+const DACE_MATH_ARG_TYPED: &[&str] = &[
+    "exp", "sin", "sinh", "cos", "cosh", "tan", "tanh", "sqrt", "log", "log10",
+];
+
 /// The message of a [`MAX_DEPTH`] error.
 fn too_deep() -> String {
     format!(
@@ -1579,29 +1585,50 @@ impl<'a> Parser<'a> {
             dotted = true;
         }
         if self.is_punct(Punct::LParen) {
+            let mut call = self.call(&t, last)?;
             if self.tasklet
-                && matches!(
-                    path.as_str(),
-                    "math.asin"
-                        | "math.acos"
-                        | "math.atan"
-                        | "dace.math.asin"
-                        | "dace.math.acos"
-                        | "dace.math.atan"
-                )
+                && (path == "math.pow" || path == "dace.math.pow")
+                && let Expr::Call(f @ Func::Pow, _) = &mut call.expr
             {
-                // DaCe prints `dace::math::asin(x)`, which its runtime only
-                // defines for its typeless pi: the double converts to a
-                // multiple of pi and the result is not asin(x).
-                return Err(Self::err_at(
-                    &t,
-                    format!(
-                        "unsupported function '{path}' (DaCe's generated code computes a \
-                         wrong value for it; use '{last}' without the module prefix)"
-                    ),
-                ));
+                *f = Func::DaceMathPow;
             }
-            return self.call(&t, last);
+            // DaCe prints `math.f(x)` as `dace::math::f(x)`, whose runtime
+            // returns `T(std::f(x))` for an `x` of type T (an integer
+            // argument gives a truncated integer): the value cast to the
+            // argument's type.
+            if self.tasklet
+                && (path.starts_with("math.") || path.starts_with("dace.math."))
+                && DACE_MATH_ARG_TYPED.contains(&last)
+                && let Expr::Call(_, args) = &call.expr
+                && let [x] = args.as_slice()
+            {
+                let x = x.clone();
+                return Ok(Tree {
+                    expr: Expr::Call(Func::CastLike, vec![x, call.expr]),
+                    depth: call.depth + 1,
+                });
+            }
+            // `dace::math::asin`, `acos`, `atan` exist only for DaCe's
+            // typeless pi: `x` converts to `int` and then to a multiple of
+            // pi, so DaCe computes `f(int(x) * pi)` (0 or NaN for asin of a
+            // real x): sdfgc computes the same.
+            if self.tasklet
+                && (path.starts_with("math.") || path.starts_with("dace.math."))
+                && matches!(last, "asin" | "acos" | "atan")
+                && let Expr::Call(f, args) = &call.expr
+                && let [x] = args.as_slice()
+            {
+                let pi_multiple = Expr::bin(
+                    BinaryOp::Mul,
+                    Expr::Call(Func::Cast(DType::Int32), vec![x.clone()]),
+                    Expr::Float(std::f64::consts::PI),
+                );
+                return Ok(Tree {
+                    expr: Expr::Call(*f, vec![pi_multiple]),
+                    depth: call.depth + 2,
+                });
+            }
+            return Ok(call);
         }
         Ok(Tree::leaf(match last {
             "nan" | "NaN" => Expr::Float(f64::NAN),
@@ -2763,12 +2790,6 @@ mod tests {
             ("y = x in z", "'in' operator", 1),
             ("y = [i for i in range(3)]", "list literal", 1),
             ("y = gamma(x)", "unknown function 'gamma'", 1),
-            ("y = math.asin(x)", "unsupported function 'math.asin'", 1),
-            (
-                "y = dace.math.atan(x)",
-                "unsupported function 'dace.math.atan'",
-                1,
-            ),
         ];
         for (src, msg, line) in cases {
             let e = match parse_tasklet(src) {
@@ -3127,6 +3148,39 @@ mod tests {
         // Not a callback of this SDFG: an unknown function, as before.
         let e = parse_tasklet("f(a)").unwrap_err().to_string();
         assert!(e.contains("unknown function 'f'"), "{e}");
+    }
+
+    #[test]
+    fn dace_math_functions_keep_their_argument_type() {
+        // `dace::math::exp(x)` is `T(std::exp(x))` for x of type T.
+        let v = parse_tasklet("y = math.exp(x)").unwrap();
+        let exp = Expr::Call(Func::Exp, vec![s("x")]);
+        assert_eq!(
+            v[0],
+            assign("y", Expr::Call(Func::CastLike, vec![s("x"), exp.clone()]))
+        );
+        // Without the module: `<cmath>`'s exp, a double for an integer.
+        assert_eq!(parse_tasklet("y = exp(x)").unwrap()[0], assign("y", exp));
+        // asin, acos, atan of DaCe's typeless pi: f(int(x) * pi).
+        assert_eq!(
+            parse_tasklet("y = dace.math.atan(x)").unwrap()[0],
+            assign(
+                "y",
+                Expr::Call(
+                    Func::Atan,
+                    vec![b(
+                        BinaryOp::Mul,
+                        Expr::Call(Func::Cast(DType::Int32), vec![s("x")]),
+                        Expr::Float(std::f64::consts::PI)
+                    )]
+                )
+            )
+        );
+        // Functions outside dace::math's `T f(const T &)` set are unchanged.
+        assert_eq!(
+            parse_tasklet("y = math.floor(x)").unwrap()[0],
+            assign("y", Expr::Call(Func::Floor, vec![s("x")]))
+        );
     }
 
     #[test]
