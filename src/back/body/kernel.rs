@@ -266,9 +266,12 @@ impl FnWriter<'_> {
             Default::default()
         };
         for n in names.difference(&bound) {
+            // A container's name is no kernel argument, unless an interstate
+            // edge assigns it as a symbol the code reads (a name DaCe's
+            // inlining leaves as both: see `fuzz_inlined_symbol_shadow`).
             if data.contains(n)
-                || self.sdfg.arrays.contains_key(n)
                 || self.sdfg.constants.contains_key(n)
+                || (self.sdfg.arrays.contains_key(n) && !self.local_symbols.contains_key(n))
             {
                 continue;
             }

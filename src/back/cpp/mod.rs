@@ -1112,7 +1112,7 @@ __device__ inline void sdfgc_gpu_atomic_update(T *p, T v, F f) {{
             T upd = f(cur, v);
             unsigned int bits = 0;
             memcpy(&bits, &upd, sizeof(T));
-            const unsigned int mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1u) << shift;
+            const unsigned int mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * (sizeof(T) & 3))) - 1u) << shift;
             const unsigned int next = sizeof(T) == 4 ? bits : ((assumed & ~mask) | ((bits << shift) & mask));
             old = atomicCAS(a, assumed, next);
         }} while (assumed != old);
