@@ -338,25 +338,12 @@ def _failing_cells(error, ncells):
     nested SDFG is named `cell<i>`, and both generators name its function
     after it), or None where an error lies outside every cell's function."""
     import re
-    found = set()
-    sources = {}
-    for path, line in re.findall(r"(/\S+?\.(?:cpp|cu)):(\d+):\d+: error:", str(error)):
-        if path not in sources:
-            try:
-                with open(path) as fh:
-                    sources[path] = fh.read().splitlines()
-            except OSError:
-                return None
-        cell = None
-        for text in reversed(sources[path][:int(line)]):
-            m = re.search(r"\bvoid\s+\w*?cell(\d+)_\w*\(", text)
-            if m:
-                cell = int(m.group(1))
-                break
-        if cell is None or cell >= ncells:
-            return None
-        found.add(cell)
-    return found or None
+    from fixturelib import blamed_functions
+
+    def cell(text):
+        m = re.search(r"\bvoid\s+\w*?cell(\d+)_\w*\(", text)
+        return int(m.group(1)) if m else None
+    return blamed_functions(error, cell, lambda c: c < ncells)
 
 
 def _build(outer, name, who, mode, hook):

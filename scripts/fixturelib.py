@@ -296,3 +296,26 @@ def check_with_dace(sdfg, starts, refs, **symbols):
     sdfg.compile()(**got, **symbols)
     for name, ref in refs.items():
         assert np.array_equal(got[name], ref), (name, got[name], ref)
+
+
+def blamed_functions(error, which, valid):
+    """The numbers of the batch members whose generated functions hold a
+    compiler's errors: for each `file:line:col: error:` in `error`, the
+    nearest line at or above it for which `which(text)` returns a number,
+    which `valid` must accept. None where an error's file cannot be read or
+    lies outside every member's function (then no member can be blamed
+    alone)."""
+    found = set()
+    sources = {}
+    for path, line in re.findall(r"(/\S+?\.(?:cpp|cu)):(\d+):\d+: error:", str(error)):
+        if path not in sources:
+            try:
+                with open(path) as fh:
+                    sources[path] = fh.read().splitlines()
+            except OSError:
+                return None
+        member = next((m for m in map(which, reversed(sources[path][:int(line)])) if m is not None), None)
+        if member is None or not valid(member):
+            return None
+        found.add(member)
+    return found or None

@@ -1165,25 +1165,14 @@ def combine(name, units):
 
 def _failing_units(error, ids):
     """The units whose functions hold the compiler's errors, or None."""
-    found = set()
-    sources = {}
-    for path, line in re.findall(r"(/\S+?\.(?:cpp|cu)):(\d+):\d+: error:", str(error)):
-        if path not in sources:
-            try:
-                with open(path) as fh:
-                    sources[path] = fh.read().splitlines()
-            except OSError:
-                return None
-        unit = None
-        for text in reversed(sources[path][:int(line)]):
-            m = re.search(r"\bfzu(\d+)_", text)
-            if m and re.search(r"\bvoid\b|^\s*(inline|static)", text):
-                unit = int(m.group(1))
-                break
-        if unit is None or unit not in ids:
-            return None
-        found.add(unit)
-    return found or None
+    from fixturelib import blamed_functions
+
+    def unit(text):
+        m = re.search(r"\bfzu(\d+)_", text)
+        if m and re.search(r"\bvoid\b|^\s*(inline|static)", text):
+            return int(m.group(1))
+        return None
+    return blamed_functions(error, unit, lambda u: u in ids)
 
 
 def _refused(e):
