@@ -5,8 +5,10 @@
 //! scripts/make-npbench-code-counts.py), in the SDFG's own lifetimes and in
 //! the external mode; every pointer parameter of a nested-SDFG function is
 //! `__restrict__` there (no two of their connectors share a container); no
-//! parallel loop has one iteration; and the integer division helpers are
-//! branch-free (hoistable from loops).
+//! parallel loop has one iteration; the integer division helpers are
+//! branch-free (hoistable from loops); and no `if` has an empty `then`
+//! branch before an `else` (GCC if-converts `if (!c) {} else {...}` into
+//! longer select chains than `if (c) {...}`).
 
 use std::path::PathBuf;
 
@@ -290,4 +292,51 @@ fn integer_division_helpers_are_branch_free() {
             "{helper} branches on the remainder (the compiler then recomputes it in every loop iteration):\n{body}"
         );
     }
+}
+
+/// `if (...) {` lines directly followed by `} else {`: a branch with nothing
+/// in it before one with work.
+fn empty_then_branches(code: &str) -> Vec<String> {
+    let lines: Vec<&str> = code.lines().map(str::trim).collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("if (") && w[0].ends_with('{') && w[1] == "} else {")
+        .map(|w| w[0].to_string())
+        .collect()
+}
+
+/// Every written program (fixtures/programs, every variant): a conditional
+/// block whose `then` side is empty is written on the other edge's
+/// condition (argmax_loop's running maximum: `vmaxsd` rather than
+/// `vcmplesd` + `vblendvpd`, 1.45x faster under -ffast-math).
+#[test]
+fn conditionals_have_no_empty_then_branch() {
+    let mut bad = Vec::new();
+    let mut files = 0;
+    for dir in std::fs::read_dir(root().join("fixtures/programs")).unwrap() {
+        let dir = dir.unwrap().path();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for f in entries {
+            let file = f.unwrap().path();
+            if file.extension().is_none_or(|e| e != "sdfg") {
+                continue;
+            }
+            files += 1;
+            let outs = sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cpp))
+                .unwrap_or_else(|e| panic!("{e}"));
+            for (name, code) in &outs {
+                for t in empty_then_branches(code) {
+                    bad.push(format!("{} ({name}): {t}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(files >= 300, "only {files} files");
+    assert!(
+        bad.is_empty(),
+        "empty then-branches before an else:\n{}",
+        bad.join("\n")
+    );
 }

@@ -257,11 +257,23 @@ impl<'a> Structurer<'a> {
                     let mut els = vec![Structured::Edge(*b)];
                     self.seq(ea.dst, join, header, &mut then, depth + 1)?;
                     self.seq(eb.dst, join, header, &mut els, depth + 1)?;
-                    out.push(Structured::If {
-                        cond: ea.condition.clone(),
-                        then,
-                        els,
-                    });
+                    // An empty `then` with work in `else` is written the other
+                    // way round, on the other edge's condition (its negation):
+                    // `if (c) {...}`, not `if (!c) {} else {...}`. Besides
+                    // reading better, GCC if-converts the two shapes
+                    // differently (`vmaxsd` against `vcmplesd`+`vblendvpd` for
+                    // a running maximum).
+                    let trivial = |s: &[Structured]| {
+                        s.iter().all(|x| {
+                            matches!(x, Structured::Edge(e) if self.r.edges[*e].assignments.is_empty())
+                        })
+                    };
+                    let (cond, then, els) = if trivial(&then) && !trivial(&els) {
+                        (eb.condition.clone(), els, then)
+                    } else {
+                        (ea.condition.clone(), then, els)
+                    };
+                    out.push(Structured::If { cond, then, els });
                     match join {
                         Some(j) => cur = j,
                         None => return Some(()),
