@@ -1,4 +1,5 @@
-// Emulated cuBLAS (tests only): column-major s/d gemm, gemv and dot run on
+// Emulated cuBLAS (tests only): column-major s/d/c/z gemm (and strided
+// batched) and geam, s/d gemv and dot run on
 // the CPU over the emulated device memory (see gpu_emu.h), queued on the
 // handle's stream like kernels (host-mode scalars read at the call, a
 // host-mode dot result waited for), with handles, pointer modes and statuses. Matrix and vector operands must be
@@ -7,6 +8,7 @@
 // CUBLAS_STATUS_INVALID_VALUE and aborts the test with a message, so a
 // wrong pointer mode or a host operand fails instead of passing.
 #pragma once
+#include <complex>
 #include "gpu_emu.h"
 
 typedef enum {
@@ -19,6 +21,14 @@ typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperati
 typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
 struct cuComplex { float x, y; };
 struct cuDoubleComplex { double x, y; };
+inline cuComplex make_cuComplex(float r, float i) { return {r, i}; }
+inline cuDoubleComplex make_cuDoubleComplex(double r, double i) { return {r, i}; }
+// The arithmetic type of a cuBLAS element type.
+template <typename T> struct SdfgcEmuMath { typedef T type; };
+template <> struct SdfgcEmuMath<cuComplex> { typedef std::complex<float> type; };
+template <> struct SdfgcEmuMath<cuDoubleComplex> { typedef std::complex<double> type; };
+template <typename T> inline T sdfgc_emu_conj(T x) { return x; }
+template <typename T> inline std::complex<T> sdfgc_emu_conj(std::complex<T> x) { return std::conj(x); }
 struct SdfgcEmuCublas {
     cudaStream_t stream = nullptr;
     cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
@@ -61,14 +71,23 @@ inline bool sdfgc_emu_cublas_scalar_ok(cublasHandle_t h, const void *p) {
     return sdfgc_emu_is_device(p) == (h->mode == CUBLAS_POINTER_MODE_DEVICE);
 }
 
-template <typename T>
+// C = alpha op(A) op(B) + beta C for `batches` matrices `stride*` elements
+// apart (CUBLAS_OP_C conjugates complex operands).
+template <typename E>
 inline cublasStatus_t sdfgc_emu_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                                     const T *alpha, const T *A, int lda, const T *B, int ldb, const T *beta, T *C,
-                                     int ldc) {
+                                     const E *alpha_, const E *A_, int lda, const E *B_, int ldb, const E *beta_, E *C_,
+                                     int ldc, long long strideA = 0, long long strideB = 0, long long strideC = 0,
+                                     int batches = 1) {
+    typedef typename SdfgcEmuMath<E>::type T;
+    static_assert(sizeof(T) == sizeof(E), "cuBLAS element layout");
+    const T *alpha = reinterpret_cast<const T *>(alpha_), *beta = reinterpret_cast<const T *>(beta_);
+    const T *A = reinterpret_cast<const T *>(A_), *B = reinterpret_cast<const T *>(B_);
+    T *C = reinterpret_cast<T *>(C_);
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1) || lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1) ||
         ldb < ((tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1))
         return sdfgc_emu_cublas_fail("gemm: invalid sizes or leading dimensions");
+    if (batches < 0) return sdfgc_emu_cublas_fail("gemm: negative batch count");
     if (!sdfgc_emu_cublas_scalar_ok(h, alpha) || !sdfgc_emu_cublas_scalar_ok(h, beta))
         return sdfgc_emu_cublas_fail("gemm: alpha/beta not in the pointer mode's memory");
     if (m && n && (!sdfgc_emu_is_device(C) || (k && (!sdfgc_emu_is_device(A) || !sdfgc_emu_is_device(B)))))
@@ -77,16 +96,59 @@ inline cublasStatus_t sdfgc_emu_gemm(cublasHandle_t h, cublasOperation_t ta, cub
     const T ha = host ? *alpha : T(0), hb = host ? *beta : T(0);
     sdfgc_emu_enqueue(h->stream, [=] { sdfgc_emu_on_device([&] {
         const T a = host ? ha : *alpha, b = host ? hb : *beta;
+        for (int q = 0; q < batches; ++q) {
+            const T *Aq = A + q * strideA, *Bq = B + q * strideB;
+            T *Cq = C + q * strideC;
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < m; ++i) {
+                    T s = T(0);
+                    for (int l = 0; l < k; ++l) {
+                        T x = ta == CUBLAS_OP_N ? Aq[i + (size_t)l * lda] : Aq[l + (size_t)i * lda];
+                        T y = tb == CUBLAS_OP_N ? Bq[l + (size_t)j * ldb] : Bq[j + (size_t)l * ldb];
+                        if (ta == CUBLAS_OP_C) x = sdfgc_emu_conj(x);
+                        if (tb == CUBLAS_OP_C) y = sdfgc_emu_conj(y);
+                        s += x * y;
+                    }
+                    T &c = Cq[i + (size_t)j * ldc];
+                    c = b == T(0) ? a * s : a * s + b * c;
+                }
+        }
+    }); });
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// C = alpha op(A) + beta op(B), m x n (B not read when beta is 0).
+template <typename E>
+inline cublasStatus_t sdfgc_emu_geam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                     const E *alpha_, const E *A_, int lda, const E *beta_, const E *B_, int ldb, E *C_,
+                                     int ldc) {
+    typedef typename SdfgcEmuMath<E>::type T;
+    const T *alpha = reinterpret_cast<const T *>(alpha_), *beta = reinterpret_cast<const T *>(beta_);
+    const T *A = reinterpret_cast<const T *>(A_), *B = reinterpret_cast<const T *>(B_);
+    T *C = reinterpret_cast<T *>(C_);
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    const int rowsA = ta == CUBLAS_OP_N ? m : n, rowsB = tb == CUBLAS_OP_N ? m : n;
+    if (m < 0 || n < 0 || ldc < (m > 1 ? m : 1) || lda < (rowsA > 1 ? rowsA : 1) || ldb < (rowsB > 1 ? rowsB : 1))
+        return sdfgc_emu_cublas_fail("geam: invalid sizes or leading dimensions");
+    if (!sdfgc_emu_cublas_scalar_ok(h, alpha) || !sdfgc_emu_cublas_scalar_ok(h, beta))
+        return sdfgc_emu_cublas_fail("geam: alpha/beta not in the pointer mode's memory");
+    if (m && n && (!sdfgc_emu_is_device(C) || !sdfgc_emu_is_device(A) || !sdfgc_emu_is_device(B)))
+        return sdfgc_emu_cublas_fail("geam: an operand is not device memory");
+    const bool host = h->mode == CUBLAS_POINTER_MODE_HOST;
+    const T ha = host ? *alpha : T(0), hb = host ? *beta : T(0);
+    sdfgc_emu_enqueue(h->stream, [=] { sdfgc_emu_on_device([&] {
+        const T a = host ? ha : *alpha, b = host ? hb : *beta;
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < m; ++i) {
-                T s = T(0);
-                for (int l = 0; l < k; ++l) {
-                    const T x = ta == CUBLAS_OP_N ? A[i + (size_t)l * lda] : A[l + (size_t)i * lda];
-                    const T y = tb == CUBLAS_OP_N ? B[l + (size_t)j * ldb] : B[j + (size_t)l * ldb];
-                    s += x * y;
+                T x = ta == CUBLAS_OP_N ? A[i + (size_t)j * lda] : A[j + (size_t)i * lda];
+                if (ta == CUBLAS_OP_C) x = sdfgc_emu_conj(x);
+                T r = a * x;
+                if (b != T(0)) {
+                    T y = tb == CUBLAS_OP_N ? B[i + (size_t)j * ldb] : B[j + (size_t)i * ldb];
+                    if (tb == CUBLAS_OP_C) y = sdfgc_emu_conj(y);
+                    r += b * y;
                 }
-                T &c = C[i + (size_t)j * ldc];
-                c = b == T(0) ? a * s : a * s + b * c;
+                C[i + (size_t)j * ldc] = r;
             }
     }); });
     return CUBLAS_STATUS_SUCCESS;
@@ -168,3 +230,37 @@ inline cublasStatus_t cublasDdot(cublasHandle_t h, int n, const double *x, int i
                                  double *result) {
     return sdfgc_emu_dot(h, n, x, incx, y, incy, result);
 }
+inline cublasStatus_t cublasCgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const cuComplex *alpha, const cuComplex *A, int lda, const cuComplex *B, int ldb,
+                                  const cuComplex *beta, cuComplex *C, int ldc) {
+    return sdfgc_emu_gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline cublasStatus_t cublasZgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+                                  const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta, cuDoubleComplex *C,
+                                  int ldc) {
+    return sdfgc_emu_gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+#define SDFGC_EMU_GEMM_STRIDED_BATCHED(P, E)                                                                      \
+    inline cublasStatus_t cublas##P##gemmStridedBatched(                                                         \
+        cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const E *alpha,        \
+        const E *A, int lda, long long sA, const E *B, int ldb, long long sB, const E *beta, E *C, int ldc,       \
+        long long sC, int batches) {                                                                             \
+        return sdfgc_emu_gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, sA, sB, sC, batches);     \
+    }
+SDFGC_EMU_GEMM_STRIDED_BATCHED(S, float)
+SDFGC_EMU_GEMM_STRIDED_BATCHED(D, double)
+SDFGC_EMU_GEMM_STRIDED_BATCHED(C, cuComplex)
+SDFGC_EMU_GEMM_STRIDED_BATCHED(Z, cuDoubleComplex)
+#undef SDFGC_EMU_GEMM_STRIDED_BATCHED
+#define SDFGC_EMU_GEAM(P, E)                                                                                     \
+    inline cublasStatus_t cublas##P##geam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, \
+                                          const E *alpha, const E *A, int lda, const E *beta, const E *B, int ldb, \
+                                          E *C, int ldc) {                                                        \
+        return sdfgc_emu_geam(h, ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);                             \
+    }
+SDFGC_EMU_GEAM(S, float)
+SDFGC_EMU_GEAM(D, double)
+SDFGC_EMU_GEAM(C, cuComplex)
+SDFGC_EMU_GEAM(Z, cuDoubleComplex)
+#undef SDFGC_EMU_GEAM
