@@ -21,7 +21,8 @@ SEED = 20261130
 OUT = out_dir(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'gpu'))
 
 
-def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features, after_gpu=None, gpu_transform=True):
+def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features, after_gpu=None, gpu_transform=True,
+               variant='program.gpu.sdfg'):
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     sdfg.arg_names = list(inputs) + [n for n in outputs if n not in inputs]
@@ -31,16 +32,33 @@ def write_case(sdfg, name, description, symbols, inputs, outputs, tol, features,
     if after_gpu:
         after_gpu(sdfg)
     sdfg.validate()
-    sdfg.save(os.path.join(d, 'program.gpu.sdfg'))
+    sdfg.save(os.path.join(d, variant))
+    # Complex arrays as the corpus stores them: real and imaginary parts in a last dimension of 2.
+    cdt = {n: str(v.dtype) for n, v in {**inputs, **outputs}.items() if np.iscomplexobj(v)}
+    parts = {64: np.float32, 128: np.float64}
+    as_real = lambda n, v: (np.ascontiguousarray(v).view(parts[np.dtype(cdt[n]).itemsize * 8]).reshape(*np.shape(v), 2)
+                            if n in cdt else v)
+    inputs = {n: as_real(n, v) for n, v in inputs.items()}
+    outputs = {n: as_real(n, v) for n, v in outputs.items()}
     args = write_array_args(d, sdfg.arg_names, inputs, outputs)
+    for a in args:
+        if a['name'] in cdt:
+            a['complex_dtype'] = cdt[a['name']]
+    for a in args:  # 0-d inputs are scalars, passed by value; inputs that are outputs too are inout
+        if a['shape'] == []:
+            a['kind'] = 'scalar'
+        if a['name'] in inputs and a['name'] in outputs:
+            outputs[a['name']].tofile(os.path.join(d, f"{a['name']}.out.bin"))
+            a.update(role='inout', out_file=f"{a['name']}.out.bin")
     case = {
         'name': name,
         'description': description,
         'symbols': symbols,
         'args': args,
-        'outputs': [output_entry(n, v, tol) for n, v in outputs.items()],
-        'abi': {'program.gpu.sdfg': abi_entry(sdfg, args)},
-        'default_variant': 'program.gpu.sdfg',
+        'outputs': [dict(output_entry(n, v, tol), **({'complex_dtype': cdt[n]} if n in cdt else {}))
+                    for n, v in outputs.items()],
+        'abi': {variant: abi_entry(sdfg, args)},
+        'default_variant': variant,
         'features': features,
         'constants': {k: {'dtype': str(np.asarray(v[1]).dtype), 'shape': list(np.shape(v[1]))}
                       for k, v in sdfg.constants_prop.items()},
@@ -313,8 +331,155 @@ def host_cpp_device(_rng):
                (1e-14, 1e-15), ['gpu_map', 'cpp_tasklet'], gpu_transform=False)
 
 
+def host_scalar_nested(_rng):
+    """b[i] = s * a[i] + t[0] in a GPU_Device map inside a nested SDFG, where s is a host scalar
+    argument of the program passed into the nested SDFG (a scalar of default storage there, as
+    DaCe's library expansions leave it), read by the kernel: DaCe passes its value to the kernel."""
+    N = dace.symbol('N', dace.int32)
+    inner = dace.SDFG('scale_shift')
+    inner.add_scalar('_s', dace.float64)
+    inner.add_array('_a', [N], dace.float64, storage=dace.StorageType.GPU_Global)
+    inner.add_array('_t', [1], dace.float64, storage=dace.StorageType.GPU_Global)
+    inner.add_array('_b', [N], dace.float64, storage=dace.StorageType.GPU_Global)
+    ist = inner.add_state('k')
+    ist.add_mapped_tasklet('scale_shift', dict(i='0:N'),
+                           inputs=dict(x=Memlet('_a[i]'), s=Memlet('_s[0]'), t=Memlet('_t[0]')),
+                           code='y = s * x + t', outputs=dict(y=Memlet('_b[i]')),
+                           schedule=dace.ScheduleType.GPU_Device, external_edges=True)
+    sdfg = dace.SDFG('gpu_host_scalar_nested')
+    sdfg.add_scalar('s', dace.float64)
+    sdfg.add_array('a', [N], dace.float64)
+    sdfg.add_array('t', [1], dace.float64)
+    sdfg.add_array('b', [N], dace.float64)
+    for n, size in (('a', N), ('t', 1), ('b', N)):
+        sdfg.add_array('gpu_' + n, [size], dace.float64, storage=dace.StorageType.GPU_Global, transient=True)
+    st = sdfg.add_state('main')
+    ns = st.add_nested_sdfg(inner, sdfg, {'_s', '_a', '_t'}, {'_b'}, {'N': 'N'})
+    st.add_edge(st.add_read('s'), None, ns, '_s', Memlet('s[0]'))
+    for n in ('a', 't'):
+        g = st.add_access('gpu_' + n)
+        st.add_nedge(st.add_read(n), g, Memlet(f'{n}[0:{"N" if n == "a" else 1}]'))
+        st.add_edge(g, None, ns, '_' + n, Memlet(f'gpu_{n}[0:{"N" if n == "a" else 1}]'))
+    gb = st.add_access('gpu_b')
+    st.add_edge(ns, '_b', gb, None, Memlet('gpu_b[0:N]'))
+    st.add_nedge(gb, st.add_write('b'), Memlet('gpu_b[0:N]'))
+    n = 70
+    rng = np.random.default_rng(SEED + 11)
+    a, t = rng.standard_normal(n), rng.standard_normal(1)
+    s = np.float64(1.75)
+    write_case(sdfg, 'host_scalar_nested', host_scalar_nested.__doc__, {'N': n}, {'s': s, 'a': a, 't': t},
+               {'b': s * a + t[0]}, (1e-14, 1e-15), ['gpu_map', 'nested_sdfg', 'scalar_arg'], gpu_transform=False)
+
+
+def dynamic_tb_rows(_rng):
+    """Row sums and row maxima of a CSR matrix, y[i] = sum(val[j] * x[col[j]]) and
+    z[i] = max(val[row[i]:row[i + 1]]), one kernel point per row, the entries of each row in
+    maps of schedule GPU_ThreadBlock_Dynamic (DaCe's dynamic thread-block scheduling) whose
+    ranges come from the row pointers (dynamic map inputs), written with write-conflict
+    resolution."""
+    M, N, nnz = (dace.symbol(s, dtype=dace.int32) for s in ('M', 'N', 'nnz'))
+
+    @dace.program
+    def gpu_dynamic_tb_rows(row: dace.int32[M + 1], col: dace.int32[nnz], val: dace.float64[nnz],
+                            x: dace.float64[N], y: dace.float64[M], z: dace.float64[M]):
+        for i in dace.map[0:M]:
+            for j in dace.map[row[i]:row[i + 1]]:
+                with dace.tasklet:
+                    v << val[j]
+                    xv << x[col[j]]
+                    out >> y(1, lambda p, q: p + q)[i]
+                    out = v * xv
+            for j in dace.map[row[i]:row[i + 1]]:
+                with dace.tasklet:
+                    v << val[j]
+                    out >> z(1, lambda p, q: max(p, q))[i]
+                    out = v
+
+    rng = np.random.default_rng(SEED + 12)
+    m, n = 50, 30
+    lengths = rng.integers(0, 40, m)
+    lengths[7] = 0
+    row = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    col = rng.integers(0, n, int(row[-1])).astype(np.int32)
+    val = rng.standard_normal(int(row[-1]))
+    x = rng.standard_normal(n)
+    y0 = rng.standard_normal(m)
+    z0 = np.full(m, -1e300)
+    y = y0 + np.array([val[row[i]:row[i + 1]] @ x[col[row[i]:row[i + 1]]] for i in range(m)])
+    z = np.array([max([z0[i], *val[row[i]:row[i + 1]]]) for i in range(m)])
+    sdfg = gpu_dynamic_tb_rows.to_sdfg(simplify=True)
+
+    def dynamic(sdfg):
+        for node, _ in sdfg.all_nodes_recursive():
+            if isinstance(node, dace.nodes.MapEntry) and node.map.schedule == dace.ScheduleType.Sequential:
+                node.map.schedule = dace.ScheduleType.GPU_ThreadBlock_Dynamic
+
+    write_case(sdfg, 'dynamic_tb_rows', dynamic_tb_rows.__doc__, {'M': m, 'N': n, 'nnz': int(row[-1])},
+               {'row': row, 'col': col, 'val': val, 'x': x, 'y': y0, 'z': z0}, {'y': y, 'z': z}, (1e-10, 1e-12),
+               ['gpu_map', 'dynamic_map_inputs', 'thread_block_dynamic', 'wcr'], after_gpu=dynamic)
+
+
+def tb_runtime_size(_rng):
+    """b[i] = 3 a[i] - i over N points, the map strip-mined by 32 into a GPU_Device map over
+    the tiles and a GPU_ThreadBlock map over a tile, whose last tile is shorter: its size,
+    min(N - 1, t + 31) - t + 1, is known only at run time (at most 32, DaCe's block size)."""
+    from dace.transformation.dataflow import StripMining
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_tb_runtime_size')
+    sdfg.add_array('a', [N], dace.float64)
+    sdfg.add_array('b', [N], dace.float64)
+    st = sdfg.add_state('main')
+    st.add_mapped_tasklet('affine', dict(i='0:N'), inputs=dict(x=Memlet('a[i]')), code='y = 3 * x - i',
+                          outputs=dict(y=Memlet('b[i]')), external_edges=True)
+
+    def tile(sdfg):
+        assert sdfg.apply_transformations(StripMining, options={'tile_size': '32'}) == 1
+        for state in sdfg.states():
+            for node in state.nodes():
+                if isinstance(node, dace.nodes.MapEntry):
+                    outer = state.entry_node(node) is None
+                    node.map.schedule = (dace.ScheduleType.GPU_Device if outer else dace.ScheduleType.GPU_ThreadBlock)
+
+    n = 83
+    a = np.random.default_rng(SEED + 13).standard_normal(n)
+    write_case(sdfg, 'tb_runtime_size', tb_runtime_size.__doc__, {'N': n}, {'a': a}, {'b': 3 * a - np.arange(n)},
+               (1e-14, 1e-15), ['gpu_map', 'thread_block'], after_gpu=tile)
+
+
+def cublas_zgemm(_rng):
+    """C = A^T B for complex128 matrices with DaCe's cuBLAS expansion of MatMul (cublasZgemm on
+    cuDoubleComplex operands, the handle's device-memory constants as alpha and beta)."""
+    M, K, N = (dace.symbol(s, dtype=dace.int32) for s in ('M', 'K', 'N'))
+
+    @dace.program
+    def gpu_cublas_zgemm(A: dace.complex128[K, M], B: dace.complex128[K, N]):
+        return A.T @ B
+
+    rng = np.random.default_rng(SEED + 14)
+    m, k, n = 7, 5, 6
+    a = rng.standard_normal((k, m)) + 1j * rng.standard_normal((k, m))
+    b = rng.standard_normal((k, n)) + 1j * rng.standard_normal((k, n))
+    sdfg = gpu_cublas_zgemm.to_sdfg(simplify=True)
+
+    def expand(sdfg):
+        from dace.libraries.blas import environments  # noqa: F401 (registers cuBLAS)
+        while True:  # MatMul specializes into Gemm, whose cuBLAS expansion is the call
+            libs = [(n, st) for n, st in sdfg.all_nodes_recursive() if isinstance(n, dace.nodes.LibraryNode)]
+            if not libs:
+                break
+            for node, state in libs:
+                if 'cuBLAS' in node.implementations:
+                    node.implementation = 'cuBLAS'
+                node.expand(state.parent, state)
+
+    write_case(sdfg, 'cublas_zgemm', cublas_zgemm.__doc__, {'M': m, 'K': k, 'N': n}, {'A': a, 'B': b},
+               {'__return': a.T @ b}, (1e-12, 1e-14), ['gpu_map', 'cublas', 'complex'], after_gpu=expand,
+               variant='gpu.sdfg')  # CUDA only: HIP has no cuBLAS
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
-         dynamic_row_buffer, block_reduce, host_cpp_device]
+         dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
+         tb_runtime_size, cublas_zgemm]
 
 if __name__ == '__main__':
     import sys

@@ -120,12 +120,8 @@ fn enclosing_params(st: &State, scope: Option<NodeId>) -> BTreeSet<String> {
 /// thread-block map.
 fn has_thread_blocks(st: &State, kernel: NodeId) -> bool {
     let below = |id: usize| st.is_below(NodeId(id as u32), kernel);
-    let tb = |s: Schedule| {
-        matches!(
-            s,
-            Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic
-        )
-    };
+    // A GPU_ThreadBlock_Dynamic map runs in each thread (kernel.rs).
+    let tb = |s: Schedule| s == Schedule::GpuThreadBlock;
     st.nodes
         .iter()
         .enumerate()
@@ -145,10 +141,9 @@ fn has_thread_blocks(st: &State, kernel: NodeId) -> bool {
 /// True if a state of the region (not inside nested SDFGs) has a thread-block map.
 fn region_has_thread_blocks(r: &Region) -> bool {
     r.blocks.iter().any(|b| match &b.kind {
-        BlockKind::State(st) => st.nodes.iter().any(|n| {
-            matches!(&n.kind, NodeKind::MapEntry(m)
-                if matches!(m.schedule, Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic))
-        }),
+        BlockKind::State(st) => st.nodes.iter().any(
+            |n| matches!(&n.kind, NodeKind::MapEntry(m) if m.schedule == Schedule::GpuThreadBlock),
+        ),
         BlockKind::Region(inner) => region_has_thread_blocks(inner),
         BlockKind::Conditional(brs) => brs.iter().any(|(_, body)| region_has_thread_blocks(body)),
         _ => false,

@@ -182,11 +182,7 @@ impl FnWriter<'_> {
                     self.map_kernel(ctx, id, m)?
                 }
                 NodeKind::MapEntry(m)
-                    if self.in_kernel
-                        && matches!(
-                            m.schedule,
-                            Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic
-                        ) =>
+                    if self.in_kernel && m.schedule == Schedule::GpuThreadBlock =>
                 {
                     self.thread_block_map(ctx, id, m)?
                 }

@@ -52,6 +52,14 @@ fn holds_kernels(n: &Node) -> bool {
     }
 }
 
+/// True if code among `nodes` writes container `d` (an edge into one of its access nodes).
+fn writes_container(st: &State, nodes: &[NodeId], d: &str) -> bool {
+    st.edges.iter().any(|e| {
+        (nodes.contains(&e.src) || nodes.contains(&e.dst))
+            && matches!(&st.nodes[e.dst.index()].kind, NodeKind::Access(a) if a.data == d)
+    })
+}
+
 fn is_gpu_schedule(s: Schedule) -> bool {
     matches!(
         s,
@@ -63,6 +71,8 @@ fn is_gpu_schedule(s: Schedule) -> bool {
 struct Interface {
     params: Vec<String>,
     args: Vec<String>,
+    /// Statements at the top of the kernel (before any other code).
+    prologue: String,
 }
 
 impl FnWriter<'_> {
@@ -207,6 +217,7 @@ impl FnWriter<'_> {
         let (mut params, mut args) = self.constant_params(
             &crate::back::body::constants::used_by_nodes(self.sdfg, st, nodes),
         );
+        let mut prologue = String::new();
         for d in &data {
             let Some(desc) = self.sdfg.arrays.get(d) else {
                 continue;
@@ -235,6 +246,19 @@ impl FnWriter<'_> {
                 Some(Access::Value(v)) => {
                     params.push(format!("{ct} {v}"));
                     args.push(v.clone());
+                }
+                _ if desc.kind == DataKind::Scalar
+                    && !self.is_device(d)
+                    && !writes_container(st, nodes, d) =>
+                {
+                    // A host scalar the kernel only reads goes by value (as
+                    // DaCe passes it); the code reads it through a pointer to
+                    // the kernel's copy.
+                    params.push(format!("const {ct} __sdfgc_value_{d}"));
+                    args.push(format!("*{d}"));
+                    prologue.push_str(&format!(
+                        "    const {ct} * __restrict__ {d} = &__sdfgc_value_{d};\n"
+                    ));
                 }
                 _ => {
                     if !self.is_device(d) {
@@ -289,7 +313,11 @@ impl FnWriter<'_> {
             params.push(format!("{} {n}", t.ctype()));
             args.push(n.clone());
         }
-        Ok(Interface { params, args })
+        Ok(Interface {
+            params,
+            args,
+            prologue,
+        })
     }
 
     /// Writes device code for `nodes` into a fresh emitter (indented one level).
@@ -508,9 +536,10 @@ impl FnWriter<'_> {
         })?;
         let threads = block[0] * block[1] * block[2];
         let text = format!(
-            "// GPU map {}\n__global__ void __launch_bounds__({threads}) {name}({}) {{\n{}{}}}\n",
+            "// GPU map {}\n__global__ void __launch_bounds__({threads}) {name}({}) {{\n{}{}{}}}\n",
             m.label,
             iface.params.join(", "),
+            iface.prologue,
             head.finish(),
             body
         );
@@ -592,9 +621,10 @@ impl FnWriter<'_> {
         let name = self.kernel_name(&node.label);
         let body = self.device_body(|w| w.scope(ctx, &[id]))?;
         let text = format!(
-            "// {} on the device (one thread)\n__global__ void __launch_bounds__(1) {name}({}) {{\n{body}}}\n",
+            "// {} on the device (one thread)\n__global__ void __launch_bounds__(1) {name}({}) {{\n{}{body}}}\n",
             node.label,
-            iface.params.join(", ")
+            iface.params.join(", "),
+            iface.prologue
         );
         self.shared.functions.push(text);
         self.out

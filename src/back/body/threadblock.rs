@@ -87,6 +87,29 @@ pub(crate) fn axis_params(n: usize) -> Vec<(usize, Vec<usize>)> {
 
 const AXIS: [&str; 3] = ["x", "y", "z"];
 
+/// The number of points of a thread-block map dimension and whether it is
+/// exact: a compile-time constant, else the bound of a range that ends at
+/// `min(a, b, ..)` (DaCe's over-approximation: the smallest constant extent
+/// that ending at one of the arguments gives; the extent grows with the end).
+fn dim_bound(r: &RangeDim) -> Option<(i64, bool)> {
+    let constant = |r: &RangeDim| eval_int(&simplify(&r.extent()), &mut |_| None);
+    if let Some(n) = constant(r) {
+        return Some((n, true));
+    }
+    let Expr::Call(Func::Min, args) = simplify(&r.end) else {
+        return None;
+    };
+    args.iter()
+        .filter_map(|a| {
+            constant(&RangeDim {
+                end: a.clone(),
+                ..r.clone()
+            })
+        })
+        .min()
+        .map(|n| (n, false))
+}
+
 /// The flat index of the calling thread in its block.
 const FLAT_TID: &str =
     "((int64_t(threadIdx.z) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)";
@@ -104,15 +127,6 @@ impl FnWriter<'_> {
                 continue;
             };
             match im.schedule {
-                Schedule::GpuThreadBlockDynamic => {
-                    return Err(Error::unsupported(
-                        &node.path,
-                        format!(
-                            "GPU_ThreadBlock_Dynamic map '{}' inside a kernel (dynamic thread-block scheduling)",
-                            im.label
-                        ),
-                    ));
-                }
                 Schedule::GpuThreadBlock if inner != id => {
                     if let Some(c) = im.dynamic_inputs.keys().next() {
                         return Err(Error::unsupported(
@@ -148,7 +162,7 @@ impl FnWriter<'_> {
             let NodeKind::MapEntry(m) = &node.kind else {
                 continue;
             };
-            let size = self.tb_extents(m, &node.path)?;
+            let (size, _) = self.tb_extents(m, &node.path)?;
             for (k, s) in size.iter().enumerate() {
                 block[k] = block[k].max(*s);
             }
@@ -178,27 +192,28 @@ impl FnWriter<'_> {
         Ok(block)
     }
 
-    /// Per-axis number of points of a thread-block map (compile-time constants).
-    fn tb_extents(&self, m: &MapEntry, path: &str) -> Result<[i64; 3]> {
+    /// Per-axis number of points of a thread-block map: a compile-time
+    /// constant, or (`exact` false) a run-time number at most that constant.
+    fn tb_extents(&self, m: &MapEntry, path: &str) -> Result<([i64; 3], [bool; 3])> {
         let mut size = [1i64; 3];
+        let mut exact = [true; 3];
         for (a, params) in axis_params(m.params.len()) {
             for k in params {
-                let ext = eval_int(&simplify(&m.range[k].extent()), &mut |_| None).ok_or_else(
-                    || {
-                        Error::unsupported(
-                            path,
-                            format!(
-                                "GPU_ThreadBlock map '{}' has a range whose size is not a compile-time constant ({})",
-                                m.label,
-                                self.sym(&m.range[k].extent())
-                            ),
-                        )
-                    },
-                )?;
+                let (ext, known) = dim_bound(&m.range[k]).ok_or_else(|| {
+                    Error::unsupported(
+                        path,
+                        format!(
+                            "GPU_ThreadBlock map '{}' has a range whose size is not a compile-time constant ({})",
+                            m.label,
+                            self.sym(&m.range[k].extent())
+                        ),
+                    )
+                })?;
                 size[a] *= ext.max(0);
+                exact[a] &= known;
             }
         }
-        Ok(size)
+        Ok((size, exact))
     }
 
     /// The shared or global containers the nodes read and write (edges of
@@ -310,7 +325,7 @@ impl FnWriter<'_> {
                 format!("GPU_ThreadBlock map '{}' {why}", m.label),
             ));
         };
-        let size = self.tb_extents(m, &node.path)?;
+        let (size, exact) = self.tb_extents(m, &node.path)?;
         let phase = self.accesses(ctx, &self.scope_nodes(ctx, id));
         self.block_phase(&phase);
         self.out
@@ -321,16 +336,26 @@ impl FnWriter<'_> {
             let ax = AXIS[a];
             let var = format!("__tb{ax}");
             let (ext, threads) = (size[a], bctx.block[a]);
+            // The number of points: at most `ext`, known at run time only.
+            let points = if exact[a] {
+                ext.to_string()
+            } else {
+                params
+                    .iter()
+                    .map(|&k| format!("({})", self.sym(&m.range[k].extent())))
+                    .collect::<Vec<_>>()
+                    .join(" * ")
+            };
             if ext > threads {
                 self.out.open(format!(
-                    "for (int64_t {var} = threadIdx.{ax}; {var} < {ext}; {var} += {threads})"
+                    "for (int64_t {var} = threadIdx.{ax}; {var} < {points}; {var} += {threads})"
                 ));
                 opened += 1;
             } else {
                 self.out
                     .line(format!("const int64_t {var} = threadIdx.{ax};"));
-                if ext < threads {
-                    self.out.open(format!("if ({var} < {ext})"));
+                if ext < threads || !exact[a] {
+                    self.out.open(format!("if ({var} < {points})"));
                     opened += 1;
                 }
             }
