@@ -133,7 +133,7 @@ impl DType {
             DType::UInt16 => "uint16_t",
             DType::UInt32 => "unsigned int",
             DType::UInt64 => "uint64_t",
-            DType::Float16 => "half",
+            DType::Float16 => "dace::float16",
             DType::Float32 => "float",
             DType::Float64 => "double",
             DType::Complex64 => "dace::complex64",
@@ -153,6 +153,7 @@ impl DType {
         match self {
             DType::Complex64 => "sdfgc_complex64",
             DType::Complex128 => "sdfgc_complex128",
+            DType::Float16 => "uint16_t",
             DType::Str => "char *",
             DType::PyObject => "void *",
             DType::MpiRequest => "MPI_Request",

@@ -54,6 +54,9 @@ pub struct Sdfg {
     pub body: Region,
     /// JSON pointer of this SDFG object.
     pub path: String,
+    /// The `dace_version` that saved the SDFG ("" when absent): DaCe 1.x's
+    /// CPU `float16` computes differently from DaCe 2's ([`crate::back::half`]).
+    pub dace_version: String,
 }
 
 impl Sdfg {

@@ -314,6 +314,7 @@ mod tests {
                 path: String::new(),
             },
             path: String::new(),
+            dace_version: String::new(),
         }
     }
 

@@ -2578,6 +2578,7 @@ mod tests {
                 path: String::new(),
             },
             path: String::new(),
+            dace_version: String::new(),
         }
     }
 

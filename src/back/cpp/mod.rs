@@ -782,6 +782,14 @@ pub fn write(p: &Program) -> Result<Outputs> {
             add(complex::GPU_ATOMICS);
         }
     }
+    let f16 = crate::back::half::used_in;
+    if f16(&body)
+        || f16(&program_params)
+        || shared.functions.iter().any(|f| f16(f))
+        || members.iter().any(|m| f16(m))
+    {
+        add(crate::back::half::prelude(&p.sdfg.dace_version));
+    }
     if uses("sdfgc_stream<") || members.iter().any(|m| m.contains("sdfgc_stream<")) {
         add(crate::back::body::datastream::PRELUDE);
     }
@@ -1319,7 +1327,7 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> R
         ));
     }
     for (n, d) in &sdfg.arrays {
-        if d.dtype == DType::Float16 {
+        if gpu && d.dtype == DType::Float16 {
             return Err(Error::unsupported(
                 &d.path,
                 format!("data '{n}' of type {}", d.dtype),

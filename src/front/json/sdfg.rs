@@ -29,6 +29,10 @@ impl Reader {
         let id = self.next_id;
         self.next_id += 1;
         let ap = ptr(path, "attributes");
+        let version = v
+            .get("dace_version")
+            .and_then(|x| x.as_str())
+            .map(str::to_string);
         let av = v.get("attributes");
         let attrs: SdfgAttrsDto = dto(av, &ap)?;
         let name = attrs
@@ -127,6 +131,7 @@ impl Reader {
             exit_code: code_map(attrs.exit_code, &ptr(&ap, "exit_code"))?,
             body,
             path: path.to_string(),
+            dace_version: version.unwrap_or_default(),
         })
     }
 

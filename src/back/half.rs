@@ -1,0 +1,100 @@
+//! `float16` on CPUs: DaCe's `dace::float16`, a 2-byte storage struct whose
+//! arithmetic runs in `float` through its conversions. The two DaCe versions
+//! convert differently, and sdfgc computes what the version that saved the
+//! SDFG computes:
+//!
+//! - DaCe 2.x (`types.h`'s `DACE_LP_STRUCT(half, ...)`): IEEE binary16,
+//!   float to half rounded to nearest even, half to float exact;
+//! - DaCe 1.x: the struct of `types.h` before 2.0, whose conversions shift
+//!   the bit fields and convert the resulting *integer* to `float` by value,
+//!   so that a stored half reads back as a large number (not IEEE).
+//!
+//! Arithmetic, comparisons and unary minus come from `operator float()`, as
+//! in DaCe; compound assignments store through the constructor, and so do
+//! the products of `x ** k` (DaCe's `ipow` multiplies into a `T`).
+
+/// The struct of DaCe 2.x (IEEE binary16, the emulated conversions of its
+/// `types.h`, with `memcpy` in place of C++20's `std::bit_cast`).
+pub const PRELUDE_IEEE: &str = r#"// ---- float16: DaCe 2's dace::float16 (IEEE binary16, arithmetic in float) ----
+#include <cstring>
+namespace dace {
+inline uint32_t sdfgc_f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float sdfgc_u2f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint16_t sdfgc_half_from_float(float f) {
+    uint32_t u = sdfgc_f2u(f), sign = u & 0x80000000u; u ^= sign; uint16_t h;
+    if (u >= 0x47800000u) h = (u > 0x7f800000u) ? 0x7e00 : 0x7c00;
+    else if (u < 0x38800000u) { float m = sdfgc_u2f(u) + sdfgc_u2f(0x3f000000u); h = (uint16_t)(sdfgc_f2u(m) - 0x3f000000u); }
+    else { uint32_t mo = (u >> 13) & 1; u += 0xc8000000u + 0xfffu; u += mo; h = (uint16_t)(u >> 13); }
+    return (uint16_t)(h | (uint16_t)(sign >> 16));
+}
+inline float sdfgc_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, out;
+    if (exp == 0) {
+        if (mant == 0) out = sign;
+        else { exp = 1; do { exp--; mant <<= 1; } while ((mant & 0x400) == 0); mant &= 0x3ff; out = sign | ((exp + 112) << 23) | (mant << 13); }
+    } else if (exp == 0x1f) out = sign | 0x7f800000u | (mant << 13);
+    else out = sign | ((exp + 112) << 23) | (mant << 13);
+    return sdfgc_u2f(out);
+}
+struct alignas(2) half {
+    uint16_t h;
+    half() : h(0) {}
+    half(float f) : h(sdfgc_half_from_float(f)) {}
+    operator float() const { return sdfgc_half_to_float(h); }
+    half &operator+=(float f) { *this = half((float)*this + f); return *this; }
+    half &operator-=(float f) { *this = half((float)*this - f); return *this; }
+    half &operator*=(float f) { *this = half((float)*this * f); return *this; }
+    half &operator/=(float f) { *this = half((float)*this / f); return *this; }
+};
+typedef half float16;
+}  // namespace dace
+// x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
+inline dace::half sdfgc_ipow(dace::half base, int exp) {
+    dace::half r = 1.0f;
+    for (int i = 0; i < exp; ++i) r *= base;
+    return r;
+}"#;
+
+/// The struct of DaCe 1.x, same conversions (a default constructor and
+/// compound assignments added; DaCe 1 cannot compile code that needs them).
+pub const PRELUDE_DACE1: &str = r#"// ---- float16: DaCe 1's dace::float16 (its conversions: not IEEE) ----
+#include <cstring>
+namespace dace {
+struct half {
+    half() : h(0) {}
+    half(float f) {
+        uint32_t x; std::memcpy(&x, &f, 4);
+        h = ((x>>16)&0x8000)|((((x&0x7f800000)-0x38000000)>>13)&0x7c00)|((x>>13)&0x03ff);
+    }
+    operator float() const {
+        float f = ((h&0x8000)<<16) | (((h&0x7c00)+0x1C000)<<13) | ((h&0x03FF)<<13);
+        return f;
+    }
+    half &operator+=(float f) { *this = half((float)*this + f); return *this; }
+    half &operator-=(float f) { *this = half((float)*this - f); return *this; }
+    half &operator*=(float f) { *this = half((float)*this * f); return *this; }
+    half &operator/=(float f) { *this = half((float)*this / f); return *this; }
+    uint16_t h;
+};
+typedef half float16;
+}  // namespace dace
+// x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
+inline dace::half sdfgc_ipow(dace::half base, int exp) {
+    dace::half r = 1.0f;
+    for (int i = 0; i < exp; ++i) r *= base;
+    return r;
+}"#;
+
+/// The prelude for an SDFG saved by DaCe `version` ("" : DaCe 2's).
+pub fn prelude(version: &str) -> &'static str {
+    if version.starts_with("1.") || version.starts_with("0.") {
+        PRELUDE_DACE1
+    } else {
+        PRELUDE_IEEE
+    }
+}
+
+/// Whether generated code names the float16 type.
+pub fn used_in(code: &str) -> bool {
+    code.contains("dace::float16") || code.contains("dace::half")
+}
