@@ -20,6 +20,14 @@ YARPGen's and Csmith's generators) read DaCe's sources, not its tests:
              the ufuncs' `.reduce`) over every dtype
   power      `x ** k` for integer, negative and fractional literal exponents
              and array exponents, on every dtype
+  controlflow  the control-flow shapes the frontend emits: if/elif chains,
+             while and do-while loops with break/continue, loops and
+             conditions inside maps, branches and loops that simplification
+             removes, on every dtype
+  vector     `dace.vector` data of every element type and widths 2, 4, 8
+             in tasklets: with vectors, with scalars, from a scalar
+  fortran    the intrinsics of DaCe's Fortran frontend (its tables in
+             `dace.frontend.fortran.intrinsics`) on the Fortran types it maps
 
 The cells of a family entry are built together: their SDFGs (each as DaCe's
 frontend saves it, simplified) become the states of one outer SDFG, one
@@ -62,6 +70,9 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float16", "float32", "float64", "complex64", "complex128"]
 
 FAMILIES = {}
+# The families of the CI slice (`--ci`): those swept in full with no cell
+# failing only through sdfgc (docs/enumeration.md).
+CI_FAMILIES = ("ufunc", "operator", "math", "reduce", "power")
 SAVE = None  # {"dir", "name"}: the one batch is saved as a corpus case
 
 
@@ -231,6 +242,226 @@ def power_cells():
             yield Cell("power", name, t, src)
 
 
+# Control-flow shapes the Python frontend emits (conditions, loops with
+# break/continue, loops inside maps, blocks that simplification removes),
+# each over arrays of every dtype. `T` is the element type's annotation.
+CONTROLFLOW = {
+    "if_elif": """
+        def prog(a0: T, out: T):
+            for i in range(N):
+                if a0[i] > 1:
+                    out[i] = a0[i] + a0[i]
+                elif a0[i] < 0:
+                    out[i] = a0[i] * a0[i]
+                elif a0[i] == 0:
+                    out[i] = a0[i]
+                else:
+                    out[i] = a0[i] - a0[i]
+        """,
+    "if_scalar": """
+        def prog(a0: T, out: T):
+            if a0[0] > a0[1]:
+                out[:] = a0
+            else:
+                out[:] = a0 + a0
+        """,
+    "ifexp_tasklet": """
+        def prog(a0: T, a1: T, out: T):
+            for i in dace.map[0:N]:
+                with dace.tasklet:
+                    x << a0[i]
+                    z << a1[i]
+                    y >> out[i]
+                    y = x if x > z else z
+        """,
+    "while_break": """
+        def prog(a0: T, out: T):
+            i = 0
+            while i < N:
+                if a0[i] < 0:
+                    break
+                out[i] = a0[i]
+                i += 1
+        """,
+    "while_continue": """
+        def prog(a0: T, out: T):
+            i = 0
+            while i < N:
+                i += 1
+                if a0[i - 1] > 0:
+                    continue
+                out[i - 1] = a0[i - 1]
+        """,
+    "do_while": """
+        def prog(a0: T, out: T):
+            i = 0
+            while True:
+                out[i] = a0[i] + a0[i]
+                i += 1
+                if i >= N:
+                    break
+                if a0[i] < 0:
+                    break
+        """,
+    "for_break_continue": """
+        def prog(a0: T, out: T):
+            for i in range(N):
+                if a0[i] == 0:
+                    continue
+                if a0[i] < -3:
+                    break
+                out[i] = a0[i]
+        """,
+    "for_reverse": """
+        def prog(a0: T, out: T):
+            for i in range(N - 1, -1, -2):
+                out[i] = a0[N - 1 - i]
+        """,
+    "nested_break": """
+        def prog(a0: T, out: T):
+            for i in range(3):
+                for j in range(N // 3):
+                    if a0[i * (N // 3) + j] < 0:
+                        break
+                    out[i * (N // 3) + j] = a0[i * (N // 3) + j]
+        """,
+    "loop_in_map": """
+        def prog(a0: T, out: T):
+            for i in dace.map[0:N]:
+                s = a0[i]
+                for j in range(3):
+                    s = s + a0[(i + j) % N]
+                out[i] = s
+        """,
+    "while_in_map": """
+        def prog(a0: T, out: T):
+            for i in dace.map[0:N]:
+                j = 0
+                while j < i % 4:
+                    out[i] = out[i] + a0[j]
+                    j += 1
+        """,
+    "cond_in_map": """
+        def prog(a0: T, a1: T, out: T):
+            for i in dace.map[0:N]:
+                if a0[i] > a1[i]:
+                    out[i] = a0[i]
+                else:
+                    out[i] = a1[i]
+        """,
+    "dead_branch": """
+        def prog(a0: T, out: T):
+            k = 2
+            if k > 3:
+                out[:] = a0 + a0
+            elif k < 1:
+                out[:] = a0 * a0
+            else:
+                out[:] = a0
+            for i in range(N):
+                if k == 5:
+                    out[i] = a0[0]
+        """,
+    "empty_loop": """
+        def prog(a0: T, out: T):
+            out[:] = a0
+            for i in range(0):
+                out[i] = a0[i] + a0[i]
+            for i in range(N):
+                pass
+        """,
+}
+
+
+@family("controlflow")
+def controlflow_cells():
+    for name, src in sorted(CONTROLFLOW.items()):
+        for t in DTYPES:
+            yield Cell("controlflow", name, t,
+                       textwrap.dedent(src).replace("T,", _ann(t) + ",").replace("T)", _ann(t) + ")")
+                       .replace("N", str(SIZE)))
+
+
+# DaCe's Fortran frontend (`dace.frontend.fortran.intrinsics`): every
+# intrinsic of its tables, called element by element in a DO loop (or on the
+# whole array: the loop-based ones, SUM, ANY, MERGE, ...), crossed with the
+# Fortran types the frontend maps (LOGICAL and INTEGER: int32, REAL:
+# float32, DOUBLE PRECISION: float64).
+FORTRAN_TYPES = {"logical": "logical", "integer": "integer", "real": "real", "double": "double precision"}
+FORTRAN_BINARY = {"MIN", "MAX", "MOD", "MODULO", "ATAN2", "SCALE", "SIGN"}
+FORTRAN_MASKS = {"ANY", "ALL", "COUNT"}
+
+
+def _fortran_tables():
+    from dace.frontend.fortran import intrinsics
+    elementwise = dict(intrinsics.MathFunctions.INTRINSIC_TO_DACE)
+    elementwise["SIGN"] = None  # renamed by FortranIntrinsics.replace_function_name
+    return elementwise, sorted(intrinsics.FortranIntrinsics.IMPLEMENTATIONS_AST
+                               if hasattr(intrinsics.FortranIntrinsics, "IMPLEMENTATIONS_AST")
+                               else intrinsics.LoopBasedReplacement.INTRINSIC_TO_DACE)
+
+
+def _fortran_result(rule, ftype):
+    """The result's Fortran type: the table's return type of `rule`."""
+    if isinstance(rule, dict):
+        rule = rule.get({"double": "DOUBLE", "real": "REAL"}.get(ftype, "INTEGER"))
+    ret = getattr(rule, "return_type", "FIRST_ARG")
+    return {"INTEGER": "integer", "REAL": "real", "DOUBLE": "double"}.get(ret, ftype)
+
+
+@family("fortran")
+def fortran_cells():
+    try:
+        elementwise, loop_based = _fortran_tables()
+    except ImportError:  # no fparser: DaCe's Fortran frontend cannot load
+        return
+    n = SIZE
+    for name in sorted(set(elementwise) | set(loop_based)):
+        for ft, decl in FORTRAN_TYPES.items():
+            if name in elementwise:
+                res = _fortran_result(elementwise[name], ft)
+                args = "a0(i), a1(i)" if name in FORTRAN_BINARY else "a0(i)"
+                body = f"do i = 1, {n}\n  res(i) = {name}({args})\nend do"
+            else:
+                res = "integer" if name == "COUNT" else "logical" if name in ("ANY", "ALL") else ft
+                mask = "a0" if ft == "logical" else "a0 > a1"
+                arg = {"MERGE": f"a0, a1, {mask}"}.get(name, mask if name in FORTRAN_MASKS else "a0")
+                body = (f"res = MERGE({arg})" if name == "MERGE" else f"res(1) = {name}({arg})")
+            decls = (f"{decl}, dimension({n}) :: a0\n{decl}, dimension({n}) :: a1\n"
+                     f"{FORTRAN_TYPES[res]}, dimension({n}) :: res\n")
+            src = (f"PROGRAM enum_test\nimplicit none\n{decls}CALL enum_test_function(a0, a1, res)\nend\n\n"
+                   f"SUBROUTINE enum_test_function(a0, a1, res)\n{decls}integer :: i\n{body}\n"
+                   f"END SUBROUTINE enum_test_function\n")
+            yield Cell("fortran", name, ft, src, {"a1": "nonzero"})
+
+
+# `dace.vector` data (`dace::vec<T, W>`) of every element type and widths
+# 2, 4, 8, in a map's tasklet: vector with vector, vector with a scalar,
+# a vector from a scalar; the dtype label is `<type>x<width>`.
+VECTOR_OPS = {"copy": "x", "neg": "-x", "add": "x + x", "mul": "x * x2", "div": "x / x2",
+              "mul_scalar": "x * z", "fma_scalar": "x * z + x2", "from_scalar": "z"}
+
+
+@family("vector")
+def vector_cells():
+    for name, expr in sorted(VECTOR_OPS.items()):
+        for t in DTYPES:
+            for w in (2, 4, 8):
+                dt = "bool_" if t == "bool" else t
+                vec = f"dace.vector(dace.{dt}, {w})[{SIZE // 4}]"
+                src = f"""
+                def prog(a0: {vec}, a1: {vec}, s: dace.{dt}[{SIZE // 4}], out: {vec}):
+                    for i in dace.map[0:{SIZE // 4}]:
+                        with dace.tasklet:
+                            x << a0[i]
+                            x2 << a1[i]
+                            z << s[i]
+                            y >> out[i]
+                            y = {expr}
+                """
+                yield Cell("vector", name, f"{t}x{w}", src, {"a1": "nonzero", "s": "nonzero"})
+
+
 # ------------------------------------------------------------ building
 
 def _inputs(cell, sdfg, rng):
@@ -243,6 +474,8 @@ def _inputs(cell, sdfg, rng):
             continue
         npdt = desc.dtype.as_numpy_dtype()
         shape = tuple(int(s) for s in desc.shape)
+        if npdt.subdtype is not None:  # a vector type: (element type, (width,))
+            npdt, shape = npdt.subdtype[0], shape + npdt.subdtype[1]
         dom = cell.domain.get(name, "any")
         if np.issubdtype(npdt, np.bool_):
             v = rng.integers(0 if dom == "any" else 1, 2, size=shape)
@@ -268,6 +501,12 @@ def _inputs(cell, sdfg, rng):
 def _cell_sdfg(cell):
     """The cell's SDFG as DaCe's frontend makes it (simplified)."""
     import dace
+    if cell.family == "fortran":
+        from dace.frontend.fortran import fortran_parser
+        sdfg = fortran_parser.create_sdfg_from_string(cell.source, "enum_test", False)
+        sdfg.simplify()
+        sdfg.validate()
+        return sdfg
     import numpy as np  # noqa: F401 - used by the cell's source
     import math  # noqa: F401
     with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="enum_", delete=False) as fh:
@@ -286,6 +525,26 @@ def _cell_sdfg(cell):
         os.unlink(path)
 
 
+def _interstate_reads(s, names):
+    """The arrays of `names` that `s`'s control flow reads (interstate edges,
+    loop and branch conditions): an integral element read in a condition
+    is no data node after simplification."""
+    texts = []
+    edges = s.all_interstate_edges() if hasattr(s, "all_interstate_edges") else s.edges()
+    for e in edges:
+        texts.append(e.data.condition.as_string)
+        texts += [str(v) for v in e.data.assignments.values()]
+    for r in (s.all_control_flow_regions() if hasattr(s, "all_control_flow_regions") else []):
+        for attr in ("loop_condition", "init_statement", "update_statement"):
+            c = getattr(r, attr, None)
+            if c is not None:
+                texts.append(c.as_string)
+        for cond, _ in getattr(r, "branches", []):
+            if cond is not None:
+                texts.append(cond.as_string)
+    return {a for a in names if any(re.search(rf"\b{a}\b", t) for t in texts)}
+
+
 def combine(name, sdfgs):
     """One SDFG running each of `sdfgs` in a state of its own (a nested
     SDFG); their arguments renamed `c<i>_<name>`."""
@@ -298,7 +557,7 @@ def combine(name, sdfgs):
             outer.add_edge(prev, st, dace.InterstateEdge())
         prev = st
         reads, writes = set(), set()
-        for state in s.states():
+        for state in (s.all_states() if hasattr(s, "all_states") else s.states()):
             for n in state.data_nodes():
                 if s.arrays[n.data].transient:
                     continue
@@ -306,6 +565,7 @@ def combine(name, sdfgs):
                     reads.add(n.data)
                 if state.in_degree(n) > 0:
                     writes.add(n.data)
+        reads |= _interstate_reads(s, {a for a, d in s.arrays.items() if not d.transient})
         for a, desc in s.arrays.items():
             if not desc.transient:
                 outer.add_datadesc(f"c{i}_{a}", copy.deepcopy(desc))
@@ -413,10 +673,13 @@ def run_batch(cells, seed, workdir, save=None):
                     side = "dace-build"
                 else:
                     side = "sdfgc-refused" if _refused(e) else "sdfgc-build"
-                bad = _failing_cells(e, len(live)) if side != "sdfgc-refused" else None
+                bad = _failing_cells(e, len(live)) if side != "sdfgc-refused" else _refused_cells(e, len(live))
                 if bad is None and len(live) == 1:
                     bad = {0}
                 if bad is None:
+                    # The cells settled so far are DaCe-checked before the
+                    # parent splits the rest.
+                    _check_daces_side(verdict, [c for c in cells if c.key in verdict], base, hook)
                     return verdict, (side, _last_line(e))
                 for i in bad:
                     verdict[live[i][0].key] = (side, _last_line(e))
@@ -435,7 +698,8 @@ def run_batch(cells, seed, workdir, save=None):
         vals = {k: v.copy() for k, v in inputs.items()}
         for a, desc in g.arrays.items():
             if not desc.transient and a not in vals:
-                vals[a] = np.full(desc.shape, 0, dtype=desc.dtype.as_numpy_dtype())
+                npdt = desc.dtype.as_numpy_dtype()
+                vals[a] = np.zeros(tuple(desc.shape) + (npdt.shape or ()), dtype=npdt.base)
         print(f"stage: {'dace-run' if who == 'dace' else 'sdfgc-run'}", flush=True)
         if who != "dace":
             hook.enable(mode="external" if who.endswith("external") else None)
@@ -462,7 +726,8 @@ def _save_fixture(save, sdfg, inputs, refs, cells, seed):
     starts = {}
     for a in sdfg.arglist():
         desc = sdfg.arrays[a]
-        starts[a] = inputs.get(a, np.zeros(desc.shape, dtype=desc.dtype.as_numpy_dtype()))
+        npdt = desc.dtype.as_numpy_dtype()
+        starts[a] = inputs.get(a, np.zeros(tuple(desc.shape) + (npdt.shape or ()), dtype=npdt.base))
     written = {e.data.data for st in sdfg.states() for n in st.nodes()
                if isinstance(n, dace.nodes.NestedSDFG) for e in st.out_edges(n)}
     written = {a: refs[a] for a in starts if a in written}
@@ -472,15 +737,28 @@ def _save_fixture(save, sdfg, inputs, refs, cells, seed):
         description="Enumerated cells (scripts/enumerate.py), one nested SDFG each: "
                     + ", ".join(c.key for c in cells),
         symbols={}, features=[], script=f"scripts/enumerate.py --save-fixture (seed {seed})", tol=1e-5)
-    # The corpus format's complex data: (real, imag) pairs of the real type.
+    # The corpus format's complex data: (real, imag) pairs of the real type;
+    # float16 data: their bits.
     path = os.path.join(save["dir"], save["name"], "case.json")
     case = fixturelib.load_case(path)
     for entry in case["args"] + case["outputs"]:
+        if entry["dtype"] == "float16":  # compared bit for bit, as uint16
+            entry["dtype"] = "uint16"
         if entry["dtype"].startswith("complex"):
             entry["complex_dtype"] = entry["dtype"]
             entry["dtype"] = {"complex64": "float32", "complex128": "float64"}[entry["dtype"]]
             entry["shape"] = entry["shape"] + [2]
     fixturelib.write_json(path, case)
+
+
+def _refused_cells(e, ncells):
+    """The cell that sdfgc's refusal names: its message points at an outer
+    argument `c<i>_...` or into the nested SDFG `cell<i>`; None if neither."""
+    m = re.search(r"\bc(\d+)_\w+|\bcell(\d+)\b", str(e))
+    if not m:
+        return None
+    i = int(m.group(1) or m.group(2))
+    return {i} if i < ncells else None
 
 
 def _refused(e):
@@ -536,11 +814,15 @@ def child():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", default=",".join(FAMILIES))
+    ap.add_argument("--family", default="", help="families, comma-separated (default: all; with --ci: "
+                    + ",".join(CI_FAMILIES) + ")")
     ap.add_argument("--filter", default="", help="a regular expression on family/entry/dtype")
-    ap.add_argument("--dtypes", default=",".join(DTYPES))
+    ap.add_argument("--dtypes", default="", help="only these dtypes (default: every dtype of every family)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "enumerate"))
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--group", choices=("entry", "family"), default="entry",
+                    help="batch the cells of one table entry (default) or of a whole family together "
+                         "(fewer, larger builds: faster on a busy machine)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--save-fixture", metavar="DIR/NAME",
@@ -552,10 +834,10 @@ def main():
     args = ap.parse_args()
     if args.child:
         return child()
-    fams = args.family.split(",")
-    dtypes = set(args.dtypes.split(","))
+    fams = args.family.split(",") if args.family else list(CI_FAMILIES if args.ci else FAMILIES)
+    dtypes = set(args.dtypes.split(",")) if args.dtypes else None
     cells = [c for f in fams for c in FAMILIES[f]()
-             if c.dtype in dtypes and re.search(args.filter, c.key)]
+             if (dtypes is None or c.dtype in dtypes) and re.search(args.filter, c.key)]
     if args.ci:
         cells = sorted((c for c in cells if c.dtype != "float16"), key=lambda c: c.key)[::23]
         args.batch = 24
@@ -576,7 +858,8 @@ def main():
         args.batch = len(cells)
     for c in cells:
         by_entry.setdefault(("+".join(sorted({x.family for x in cells})), "all") if SAVE else
-                            (c.family, "ci") if args.ci else (c.family, c.entry), []).append(c)
+                            (c.family, "ci") if args.ci else
+                            (c.family, "all") if args.group == "family" else (c.family, c.entry), []).append(c)
     totals = {}
     for (fam, entry), group in by_entry.items():
         for k in range(0, len(group), args.batch):
