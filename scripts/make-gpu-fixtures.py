@@ -477,9 +477,46 @@ def cublas_zgemm(_rng):
                variant='gpu.sdfg')  # CUDA only: HIP has no cuBLAS
 
 
+def persistent_device_maps(_rng):
+    """A GPU_Persistent map over an empty range holding two GPU_Device maps, t[i] = a[i]^2 then
+    b[i] = t[N - 1 - i] + a[i] (the second reads what other points of the first wrote): DaCe's
+    persistent kernel ignores the persistent map's range and runs the device maps inside
+    grid-strided over one grid, with a grid barrier between them."""
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_persistent_device_maps')
+    sdfg.add_array('a', [N], dace.float64)
+    sdfg.add_array('b', [N], dace.float64)
+    sdfg.add_transient('t', [N], dace.float64)
+    st = sdfg.add_state('main')
+    pe, px = st.add_map('persistent', dict(unused='0:0'))
+    a, t, b = st.add_read('a'), st.add_access('t'), st.add_write('b')
+    e1, x1 = st.add_map('square', dict(i='0:N'))
+    sq = st.add_tasklet('square', {'x'}, {'y'}, 'y = x * x')
+    e2, x2 = st.add_map('mirror', dict(i='0:N'))
+    mi = st.add_tasklet('mirror', {'u', 'v'}, {'w'}, 'w = u + v')
+    st.add_memlet_path(a, pe, e1, sq, dst_conn='x', memlet=Memlet('a[i]'))
+    st.add_memlet_path(sq, x1, t, src_conn='y', memlet=Memlet('t[i]'))
+    st.add_memlet_path(t, e2, mi, dst_conn='u', memlet=Memlet('t[N - 1 - i]'))
+    st.add_memlet_path(a, pe, e2, mi, dst_conn='v', memlet=Memlet('a[i]'))
+    st.add_memlet_path(mi, x2, px, b, src_conn='w', memlet=Memlet('b[i]'))
+
+    def schedules(sdfg):
+        sdfg.arrays['t'].storage = dace.StorageType.GPU_Global  # the GPU transformation made it a register
+        for state in sdfg.states():
+            for node in state.nodes():
+                if isinstance(node, dace.nodes.MapEntry):
+                    node.map.schedule = (dace.ScheduleType.GPU_Persistent if state.entry_node(node) is None
+                                         else dace.ScheduleType.GPU_Device)
+
+    n = 90
+    a = np.random.default_rng(SEED + 15).standard_normal(n)
+    write_case(sdfg, 'persistent_device_maps', persistent_device_maps.__doc__, {'N': n}, {'a': a},
+               {'b': (a * a)[::-1] + a}, (1e-14, 1e-15), ['gpu_map', 'gpu_persistent'], after_gpu=schedules)
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm]
+         tb_runtime_size, cublas_zgemm, persistent_device_maps]
 
 if __name__ == '__main__':
     import sys

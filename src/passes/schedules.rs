@@ -9,6 +9,9 @@
 //! inner maps stay loops). A map whose range has a size known only at run
 //! time (DaCe over-approximates it, `min(N, 32 i + 32) - 32 i` to 32, or
 //! launches a block of that many threads) stays a loop in each thread.
+//! A `GPU_Persistent` map with device maps directly inside (DaCe's
+//! persistent kernel: its range ignored, the inner maps grid-strided over
+//! one grid) runs its body once, each inner map a kernel of its own.
 
 use crate::ir::simplify::{eval_int, simplify};
 use crate::ir::*;
@@ -23,9 +26,44 @@ pub fn infer_thread_block_maps(sdfg: &mut Sdfg) {
                 .iter()
                 .map(|n| matches!(&n.kind, NodeKind::MapEntry(m) if m.schedule == Schedule::GpuDevice))
                 .collect();
-            for n in &mut st.nodes {
+            // GPU_Persistent maps with device maps directly inside.
+            let inner_device = |m: &MapEntry| {
+                matches!(
+                    m.schedule,
+                    Schedule::Default | Schedule::GpuDevice | Schedule::GpuDefault
+                )
+            };
+            let persistent: Vec<bool> = st
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    matches!(&n.kind, NodeKind::MapEntry(m) if m.schedule == Schedule::GpuPersistent)
+                        && st.nodes.iter().any(|c| {
+                            c.scope.is_some_and(|p| p.index() == i)
+                                && matches!(&c.kind, NodeKind::MapEntry(m) if inner_device(m))
+                        })
+                })
+                .collect();
+            for (i, n) in st.nodes.iter_mut().enumerate() {
                 let parent_is_device = n.scope.is_some_and(|p| device[p.index()]);
+                let in_persistent = n.scope.is_some_and(|p| persistent[p.index()]);
                 match &mut n.kind {
+                    // DaCe's persistent kernel ignores the GPU_Persistent
+                    // map's range and runs its body once, the device maps
+                    // inside grid-strided over one grid: the same values
+                    // as the body run once on the host, each inner map a
+                    // kernel of its own.
+                    NodeKind::MapEntry(m) if persistent[i] => {
+                        m.schedule = Schedule::Sequential;
+                        for r in &mut m.range {
+                            r.end = r.start.clone();
+                            r.step = Expr::Int(1);
+                        }
+                    }
+                    NodeKind::MapEntry(m) if in_persistent && inner_device(m) => {
+                        m.schedule = Schedule::GpuDevice;
+                    }
                     NodeKind::MapEntry(m)
                         if parent_is_device
                             && m.schedule == Schedule::Default
