@@ -567,7 +567,9 @@ def combine(name, sdfgs):
                     reads.add(n.data)
                 if state.in_degree(n) > 0:
                     writes.add(n.data)
-        reads |= _interstate_reads(s, {a for a, d in s.arrays.items() if not d.transient})
+        args = {a for a, d in s.arrays.items() if not d.transient}
+        reads |= _interstate_reads(s, args)
+        reads |= args - reads - writes  # declared, never used (a Fortran dummy argument)
         for a, desc in s.arrays.items():
             if not desc.transient:
                 outer.add_datadesc(f"c{i}_{a}", copy.deepcopy(desc))
