@@ -9,7 +9,7 @@ use crate::ir::Sdfg;
 use crate::summary::Summary;
 use crate::{back, front, passes, valid};
 
-pub use crate::options::{Blas, CompileOptions, Layout, Mode, OffloadArgs, Target};
+pub use crate::options::{Blas, CompileOptions, Layout, Mode, OffloadArgs, RowPadding, Target};
 
 /// Loads and validates one file.
 pub fn load_valid(path: &Path) -> Result<Sdfg> {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, OffloadArgs, Target};
+use sdfgc::driver::{self, Blas, CompileOptions, Layout, Mode, OffloadArgs, RowPadding, Target};
 use sdfgc::report::FileSymbols;
 
 const EXAMPLES: &str = "\
@@ -85,6 +85,10 @@ struct CompileArgs {
     /// iteration (repeatable).
     #[arg(long = "host-map", value_name = "LABEL")]
     host_maps: Vec<String>,
+    /// CPU: pad the rows of large transients to an odd number of cache lines
+    /// (auto: rows of 4 KiB or more; always: every row, for tests; off).
+    #[arg(long, value_enum, default_value_t = RowPadding::Auto)]
+    row_padding: RowPadding,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -295,6 +299,7 @@ fn main() -> ExitCode {
                 offload: c.offload.is_some(),
                 offload_args: c.offload.unwrap_or_default(),
                 host_maps: c.host_maps.clone(),
+                row_padding: c.row_padding,
             };
             if c.stats || c.stats_json.is_some() || c.stats_svg.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

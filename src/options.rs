@@ -103,6 +103,32 @@ pub enum Layout {
     Sequential,
 }
 
+/// Whether the rows of large transients are padded (`--row-padding`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RowPadding {
+    /// Rows of 4 KiB or more take an odd number of 64-byte lines (a walk
+    /// down a column of rows whose size is a multiple of 4 KiB meets one
+    /// cache set: ICON's grids of 20 * 4^n cells).
+    #[default]
+    Auto,
+    /// Every transient keeps the strides the SDFG gives it.
+    Off,
+    /// Every row of a transient that can be padded is, whatever its size
+    /// (for tests: the padded layouts run at the corpus's small sizes).
+    Always,
+}
+
+impl RowPadding {
+    /// The smallest row, in bytes, that is padded (None: none).
+    pub fn from_bytes(self) -> Option<i64> {
+        match self {
+            RowPadding::Auto => Some(4096),
+            RowPadding::Off => None,
+            RowPadding::Always => Some(0),
+        }
+    }
+}
+
 /// Which BLAS library the BLAS library nodes call (`--blas`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Blas {
@@ -173,6 +199,8 @@ pub struct CompileOptions {
     /// With `offload`: labels of top-level maps that stay on the host
     /// (`--host-map`); the maps directly below them become kernels.
     pub host_maps: Vec<String>,
+    /// Padding of the rows of large transients (CPU code).
+    pub row_padding: RowPadding,
 }
 
 impl CompileOptions {
@@ -193,6 +221,7 @@ impl CompileOptions {
             offload: false,
             offload_args: OffloadArgs::HostArgs,
             host_maps: Vec::new(),
+            row_padding: RowPadding::Auto,
         }
     }
 }

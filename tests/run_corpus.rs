@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::corpus::{assert_all_passed, cpu_variants, run_parallel};
 use common::harness::{RunOptions, run_case};
-use sdfgc::driver::{CompileOptions, Layout, Mode, Target};
+use sdfgc::driver::{CompileOptions, Layout, Mode, RowPadding, Target};
 use sdfgc::passes::Memory;
 
 /// (mode, workspace layout) combinations every case runs in.
@@ -37,17 +37,37 @@ fn mode_name(m: (Option<Mode>, Layout)) -> &'static str {
 fn run_one(
     dir: &Path,
     variant: &str,
-    (mode, layout): (Option<Mode>, Layout),
+    mode: (Option<Mode>, Layout),
     work: &Path,
 ) -> Result<(), String> {
+    run_padded(dir, variant, mode, RowPadding::Auto, work).map(|_| ())
+}
+
+/// [`run_one`] with the given row padding; Ok(false) without running when
+/// `RowPadding::Always` pads nothing in the program.
+fn run_padded(
+    dir: &Path,
+    variant: &str,
+    (mode, layout): (Option<Mode>, Layout),
+    row_padding: RowPadding,
+    work: &Path,
+) -> Result<bool, String> {
     let opts = CompileOptions {
         mode,
         layout,
+        row_padding,
         output: work.to_path_buf(),
         ..CompileOptions::new(Target::Cpp)
     };
     let outs =
         sdfgc::driver::generate(&dir.join(variant), &opts).map_err(|e| format!("generate: {e}"))?;
+    if row_padding == RowPadding::Always
+        && !outs
+            .iter()
+            .any(|(_, code)| code.contains("sdfgc_pad_stride("))
+    {
+        return Ok(false);
+    }
     sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
     let cpp = outs
         .iter()
@@ -106,7 +126,7 @@ fn run_one(
             mode_name((mode, layout))
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// True if the program's plan allocates some transient on the heap during the
@@ -223,4 +243,49 @@ fn every_written_program_passes() {
         |(dir, variant, mode), work| run_one(dir, variant, *mode, work),
     );
     assert_all_passed("written-program runs", tasks.len(), &failures);
+}
+
+/// Every case whose transients sdfgc can pad (`--row-padding always`: every
+/// row, at the corpus's small sizes; `auto` pads rows of 4 KiB and more),
+/// in the SDFG's own lifetimes and in the external mode: the padded layout
+/// reaches every access, copy and nested SDFG. At least 40 programs pad.
+#[test]
+fn every_case_passes_with_padded_rows() {
+    let filter = std::env::var("SDFGC_CORPUS_FILTER").ok();
+    let modes = [
+        (None, Layout::Packed),
+        (Some(Mode::External), Layout::Packed),
+    ];
+    let tasks: Vec<(PathBuf, String, (Option<Mode>, Layout))> = cpu_variants()
+        .into_iter()
+        .chain(common::corpus::npbench_variants())
+        .chain(common::corpus::written_program_variants())
+        .filter(|(d, v)| {
+            filter.as_deref().is_none_or(|f| {
+                format!("{}/{v}", d.file_name().unwrap().to_string_lossy()).contains(f)
+            })
+        })
+        .flat_map(|(d, v)| modes.iter().map(move |m| (d.clone(), v.clone(), *m)))
+        .collect();
+    let padded = std::sync::atomic::AtomicUsize::new(0);
+    let failures = run_parallel(
+        &tasks,
+        |(dir, variant, mode)| {
+            format!(
+                "{}/{variant} [{}, rows padded]",
+                dir.file_name().unwrap().to_string_lossy(),
+                mode_name(*mode)
+            )
+        },
+        |(dir, variant, mode), work| {
+            if run_padded(dir, variant, *mode, RowPadding::Always, work)? {
+                padded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(())
+        },
+    );
+    assert_all_passed("padded runs", tasks.len(), &failures);
+    let padded = padded.into_inner();
+    let least = if filter.is_some() { 1 } else { 80 };
+    assert!(padded >= least, "only {padded} runs pad a transient");
 }

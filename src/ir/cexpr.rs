@@ -171,6 +171,15 @@ SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
 }"#,
     ),
     (
+        &["sdfgc_pad_stride("],
+        r#"// The row stride of a padded transient: rows of n elements of `bytes`
+// each, from `from` bytes on, take an odd number of 64-byte lines, so that a
+// walk down a column meets every cache set instead of one.
+SDFGC_HD constexpr int64_t sdfgc_pad_stride(int64_t n, int64_t bytes, int64_t from) {
+  return n * bytes < from || 64 % bytes != 0 ? n : ((n * bytes + 63) / 64 | 1) * (64 / bytes);
+}"#,
+    ),
+    (
         &["sdfgc_ipow("],
         r#"// base ** exp for a non-negative integer exp, by repeated multiplication
 // (DaCe's dace::math::ipow: exp - 1 products).
@@ -691,6 +700,7 @@ impl CExprPrinter<'_> {
             Func::Ceil => "ceil",
             Func::IntFloor => "sdfgc_floordiv",
             Func::IntCeil => "sdfgc_int_ceil",
+            Func::PadStride => "sdfgc_pad_stride",
             Func::Sqrt => "sqrt",
             Func::Exp => "exp",
             Func::Log => "log",

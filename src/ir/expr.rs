@@ -106,6 +106,11 @@ pub enum Func {
     IntFloor,
     /// `int_ceil(a, b)`: integer ceiling division
     IntCeil,
+    /// sdfgc's own, never parsed: `pad_stride(n, bytes, from)`, the row
+    /// stride (in elements) of a padded transient whose rows hold `n`
+    /// elements of `bytes` each: `n` for rows under `from` bytes, else an odd
+    /// number of 64-byte lines (see [`crate::passes::padding`]).
+    PadStride,
     Sqrt,
     Exp,
     Log,

@@ -220,6 +220,16 @@ fn int_binary(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
     })
 }
 
+/// `sdfgc_pad_stride(n, bytes, from)` of the generated code (the prelude's
+/// helper): `n` for rows under `from` bytes, else an odd number of 64-byte lines.
+pub fn pad_stride(n: i64, bytes: i64, from: i64) -> Option<i64> {
+    let row = n.checked_mul(bytes)?;
+    if row < from || bytes <= 0 || 64 % bytes != 0 {
+        return Some(n);
+    }
+    Some((((row.checked_add(63)?) / 64) | 1) * (64 / bytes))
+}
+
 /// Integer semantics of a function call.
 fn int_call(f: Func, v: &[i64]) -> Option<i64> {
     match (f, v) {
@@ -229,6 +239,7 @@ fn int_call(f: Func, v: &[i64]) -> Option<i64> {
         (Func::Floor | Func::Ceil, [a]) => Some(*a),
         (Func::IntFloor, [a, b]) => floor_div(*a, *b),
         (Func::IntCeil, [a, b]) => ceil_div(*a, *b),
+        (Func::PadStride, [n, bytes, from]) => pad_stride(*n, *bytes, *from),
         (Func::Pow, [a, b]) => int_binary(BinaryOp::Pow, *a, *b),
         (Func::Cast(DType::Bool), [a]) => Some((*a != 0) as i64),
         (Func::Cast(t), [a]) if t.is_integer() => {
@@ -314,7 +325,7 @@ fn fold_call(f: Func, args: Vec<Expr>) -> Expr {
     if let Some(ints) = args.iter().map(Expr::as_int).collect::<Option<Vec<i64>>>() {
         let foldable = matches!(
             f,
-            Func::Min | Func::Max | Func::Abs | Func::IntFloor | Func::IntCeil
+            Func::Min | Func::Max | Func::Abs | Func::IntFloor | Func::IntCeil | Func::PadStride
         ) || matches!(f, Func::Cast(t) if t.is_integer());
         if foldable && let Some(v) = int_call(f, &ints) {
             return Expr::Int(v);

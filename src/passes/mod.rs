@@ -11,6 +11,7 @@ pub mod inplace;
 pub mod layout;
 pub mod liveness;
 pub mod offload;
+pub mod padding;
 pub mod reference;
 pub mod schedules;
 pub mod slices;
@@ -125,6 +126,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
     } else {
         None
     };
+    padding::pad_rows(&mut sdfg, opts);
     let data_streams = datastream::plan(&sdfg, opts)?;
     let alloc = alloc::plan(&sdfg, &abi, opts)?;
     let concurrent = opts.target != crate::options::Target::Cpp && opts.streams > 1;
