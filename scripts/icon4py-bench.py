@@ -87,6 +87,24 @@ def copy_suite(src, out):
     return dst
 
 
+def clear_stale_caches(args):
+    """gt4py caches a compiled program by its SDFG, whatever compiled it: a
+    library built by an earlier sdfgc would be timed again. Drop the sdfgc
+    configurations' caches when the installed sdfgc is not the one that
+    filled them (its identity: version and binary hash)."""
+    ident = subprocess.run([f"{args.venv}/bin/python", "-c", "import sdfgc._binary as b; print(b.identity())"],
+                           capture_output=True, text=True).stdout.strip()
+    stamp = os.path.join(args.out, "cache", "sdfgc-identity")
+    old = open(stamp).read().strip() if os.path.exists(stamp) else None
+    if old != ident:
+        for config, (_, through_sdfgc) in CONFIGS.items():
+            if through_sdfgc:
+                shutil.rmtree(os.path.join(args.out, "cache", config), ignore_errors=True)
+        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        with open(stamp, "w") as f:
+            f.write(ident + "\n")
+
+
 def run_pass(args, suite, tests, config, threads, pass_no):
     backend, through_sdfgc = CONFIGS[config]
     cache = os.path.join(args.out, "cache", config)
@@ -179,6 +197,7 @@ def main():
         return
     if args.install:
         install(args.venv)
+    clear_stale_caches(args)
     configs = [c for c in args.configs.split(",") if c]
     for c in configs:
         if c not in CONFIGS:

@@ -286,6 +286,7 @@ fn every_case_passes_with_padded_rows() {
     );
     assert_all_passed("padded runs", tasks.len(), &failures);
     let padded = padded.into_inner();
-    let least = if filter.is_some() { 1 } else { 80 };
+    // A filter may leave no program with a transient to pad.
+    let least = if filter.is_some() { 0 } else { 80 };
     assert!(padded >= least, "only {padded} runs pad a transient");
 }
