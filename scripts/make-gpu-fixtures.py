@@ -9,6 +9,7 @@ Run with DaCe 1.0.2:  build/venv-dace1/bin/python scripts/make-gpu-fixtures.py [
 (default OUTDIR: fixtures/gpu; CASE names the cases to write, default all). The ABI entries are parsed from DaCe's own
 generated code (code generation needs no GPU).
 """
+import json
 import os
 
 import numpy as np
@@ -514,9 +515,51 @@ def persistent_device_maps(_rng):
                {'b': (a * a)[::-1] + a}, (1e-14, 1e-15), ['gpu_map', 'gpu_persistent'], after_gpu=schedules)
 
 
+def half_kernel(_rng):
+    """float16 in a kernel (CUDA's half): o[i] = max(a[i] * b[i], 0) (a half
+    and an int, as DaCe's math.h: the int converted to half) and
+    p[i] = a[i] + b[i] if d[i] else float16(0.1) (a double literal rounded
+    once to half), r[i] = a[i] stored to an int32 (toward zero); products
+    and sums of halves rounded to nearest even, subnormal results included. Products and sums are separate tasklet
+    statements' operands (no mul+add that nvcc may contract to an fma).
+    float16 data are stored and compared as their bits (uint16)."""
+    rng = np.random.default_rng(SEED + 16)
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_half_kernel')
+    for name in ('a', 'b', 'o', 'p'):
+        sdfg.add_array(name, [N], dace.float16)
+    sdfg.add_array('d', [N], dace.int32)
+    sdfg.add_array('r', [N], dace.int32)
+    st = sdfg.add_state('main')
+    st.add_mapped_tasklet('halves', dict(i='0:N'),
+                          inputs=dict(x=Memlet('a[i]'), y=Memlet('b[i]'), m=Memlet('d[i]')),
+                          code='u = max(x * y, 0)\nv = (x + y) if m else dace.float16(0.1)\nw = x',
+                          outputs=dict(u=Memlet('o[i]'), v=Memlet('p[i]'), w=Memlet('r[i]')),
+                          external_edges=True)
+    n = 200
+    a = (rng.standard_normal(n) * 8).astype(np.float16)
+    b = (rng.standard_normal(n) * 3).astype(np.float16)
+    a[:40] = (a[:40].astype(np.float64) * 1e-3).astype(np.float16)  # products down to subnormals
+    b[:40] = (b[:40].astype(np.float64) * 1e-3).astype(np.float16)
+    d = rng.integers(0, 2, n).astype(np.int32)
+    o = np.maximum(a * b, np.float16(0))
+    p = np.where(d != 0, a + b, np.float16(0.1)).astype(np.float16)
+    assert o.dtype == np.float16 and p.dtype == np.float16
+    assert np.any((o != 0) & (np.abs(o) < np.float16(6.1e-5))), 'no subnormal product'
+    write_case(sdfg, 'half_kernel', half_kernel.__doc__, {'N': n}, {'a': a, 'b': b, 'd': d},
+               {'o': o, 'p': p, 'r': a.astype(np.int32)}, (0, 0), ['gpu_map', 'float16'])
+    path = os.path.join(OUT, 'half_kernel', 'case.json')
+    with open(path) as f:
+        case = json.load(f)
+    for entry in case['args'] + case['outputs']:
+        if entry['dtype'] == 'float16':  # compared bit for bit, as uint16
+            entry['dtype'] = 'uint16'
+    write_json(path, case)
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm, persistent_device_maps]
+         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel]
 
 if __name__ == '__main__':
     import sys

@@ -455,3 +455,57 @@ fn blas_cublas_calls_run_on_the_emulated_runtime() {
     );
     assert_all_passed("--blas cublas emulated runs", tasks.len(), &failures);
 }
+
+/// The emulator's `cuda_fp16.h`: every half converts to float exactly (as
+/// the CPU prelude's IEEE `dace::float16` does) and back to itself,
+/// float to half rounds as that prelude (IEEE, nearest even) over a sweep
+/// of float bit patterns, and double midpoints between neighbouring halves
+/// round to the even one in one rounding.
+#[test]
+fn the_emulated_half_type_rounds_as_ieee_binary16() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("half.cpp");
+    std::fs::write(
+        &src,
+        format!(
+            r#"#include "cuda_fp16.h"
+#include <cstdio>
+{}
+int main() {{
+    long bad[3] = {{0, 0, 0}};
+    for (uint32_t i = 0; i < 65536; ++i) {{
+        __half h;
+        h.__x = (unsigned short)i;
+        if (__hisnan(h)) continue;
+        float f = h;
+        bad[0] += f != dace::sdfgc_half_to_float((uint16_t)i) || __half(f).__x != i || __half((double)f).__x != i;
+    }}
+    for (uint64_t u = 0; u < (1ull << 32); u += 251) {{
+        uint32_t b = (uint32_t)u;
+        float f;
+        std::memcpy(&f, &b, 4);
+        if (f != f) continue;
+        bad[1] += __half(f).__x != dace::sdfgc_half_from_float(f);
+    }}
+    for (uint32_t i = 0; i + 1 < 0x7c00; ++i) {{
+        __half lo, hi;
+        lo.__x = (unsigned short)i;
+        hi.__x = (unsigned short)(i + 1);
+        double mid = ((double)(float)lo + (double)(float)hi) / 2;
+        uint32_t even = (i & 1) ? i + 1 : i;
+        bad[2] += __half(mid).__x != even || __half(-mid).__x != (even | 0x8000);
+    }}
+    std::printf("%ld %ld %ld\n", bad[0], bad[1], bad[2]);
+    return 0;
+}}
+"#,
+            sdfgc::back::half::PRELUDE_IEEE
+        ),
+    )
+    .unwrap();
+    let exe = dir.path().join("half");
+    common::emu::build_program(&src, &exe, "-O1");
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0 0 0");
+}

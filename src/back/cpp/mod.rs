@@ -788,7 +788,11 @@ pub fn write(p: &Program) -> Result<Outputs> {
         || shared.functions.iter().any(|f| f16(f))
         || members.iter().any(|m| f16(m))
     {
-        add(crate::back::half::prelude(&p.sdfg.dace_version));
+        match &p.gpu {
+            // DaCe's GPU code: CUDA's or HIP's `half` (IEEE binary16).
+            Some(g) => add(crate::back::half::gpu_prelude(g.prefix)),
+            None => add(crate::back::half::prelude(&p.sdfg.dace_version)),
+        }
     }
     if uses("sdfgc_stream<") || members.iter().any(|m| m.contains("sdfgc_stream<")) {
         add(crate::back::body::datastream::PRELUDE);
@@ -1327,12 +1331,6 @@ fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> R
         ));
     }
     for (n, d) in &sdfg.arrays {
-        if gpu && d.dtype == DType::Float16 {
-            return Err(Error::unsupported(
-                &d.path,
-                format!("data '{n}' of type {}", d.dtype),
-            ));
-        }
         if !gpu && !d.transient && d.storage.is_gpu() {
             return Err(Error::unsupported(
                 &d.path,
