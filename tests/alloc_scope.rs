@@ -80,10 +80,12 @@ fn collect(r: &Region, sites: &mut Sites, nested: &mut Vec<(bool, Sdfg)>, in_ker
         match &b.kind {
             BlockKind::State(st) => {
                 let site = |scope: Option<NodeId>| {
-                    // Sequential top-level maps are not this test's business.
+                    // Sequential top-level maps are not this test's business,
+                    // nor GPU_Persistent ones with device maps inside (their
+                    // body runs once on the host, launching the inner maps).
                     let top = outermost(st, scope).filter(|t| {
                         !matches!(&st.nodes[t.index()].kind,
-                            NodeKind::MapEntry(m) if matches!(m.schedule, Schedule::Sequential | Schedule::Unrolled))
+                            NodeKind::MapEntry(m) if matches!(m.schedule, Schedule::Sequential | Schedule::Unrolled | Schedule::GpuPersistent))
                     });
                     let gpu = top.is_some_and(|t| {
                         matches!(&st.nodes[t.index()].kind,
