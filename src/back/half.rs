@@ -94,12 +94,11 @@ pub fn prelude(version: &str) -> &'static str {
     }
 }
 
-/// `float16` on GPU targets: DaCe's `dace::float16` is CUDA's `half`
-/// (`cuda_fp16.h`) or HIP's (`hip/hip_fp16.h`), IEEE binary16 in host and
-/// device code alike, whatever DaCe version saved the SDFG.
-pub const GPU_PRELUDE_CUDA: &str = r#"// ---- float16: CUDA's half (IEEE binary16), as DaCe's dace::float16 ----
-#include <cuda_fp16.h>
-namespace dace { typedef half float16; }
+/// `float16` on GPU targets, after the API's header line (see
+/// [`gpu_prelude`]): DaCe's `dace::float16` is CUDA's or HIP's `half`, IEEE
+/// binary16 in host and device code alike, whatever DaCe version saved the
+/// SDFG.
+const GPU_PRELUDE_BODY: &str = r#"namespace dace { typedef half float16; }
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 SDFGC_HD dace::float16 sdfgc_ipow(dace::float16 base, int exp) {
     dace::float16 r = 1.0f;
@@ -118,35 +117,17 @@ SDFGC_HD dace::float16 sdfgc_max(dace::float16 a, T b) { return sdfgc_max(a, dac
 template <typename T>
 SDFGC_HD dace::float16 sdfgc_max(T a, dace::float16 b) { return sdfgc_max(dace::float16(a), b); }"#;
 
-/// [`GPU_PRELUDE_CUDA`] for HIP.
-pub const GPU_PRELUDE_HIP: &str = r#"// ---- float16: HIP's half (IEEE binary16), as DaCe's dace::float16 ----
-#include <hip/hip_fp16.h>
-namespace dace { typedef half float16; }
-// x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
-SDFGC_HD dace::float16 sdfgc_ipow(dace::float16 base, int exp) {
-    dace::float16 r = 1.0f;
-    for (int i = 0; i < exp; ++i) r = dace::float16((float)r * (float)base);
-    return r;
-}
-// min/max with a half as DaCe's math.h: the other argument converted to half.
-SDFGC_HD dace::float16 sdfgc_min(dace::float16 a, dace::float16 b) { return a < b ? a : b; }
-SDFGC_HD dace::float16 sdfgc_max(dace::float16 a, dace::float16 b) { return a > b ? a : b; }
-template <typename T>
-SDFGC_HD dace::float16 sdfgc_min(dace::float16 a, T b) { return sdfgc_min(a, dace::float16(b)); }
-template <typename T>
-SDFGC_HD dace::float16 sdfgc_min(T a, dace::float16 b) { return sdfgc_min(dace::float16(a), b); }
-template <typename T>
-SDFGC_HD dace::float16 sdfgc_max(dace::float16 a, T b) { return sdfgc_max(a, dace::float16(b)); }
-template <typename T>
-SDFGC_HD dace::float16 sdfgc_max(T a, dace::float16 b) { return sdfgc_max(dace::float16(a), b); }"#;
-
-/// The prelude for GPU code of `api` (`cuda` or `hip`).
-pub fn gpu_prelude(api: &str) -> &'static str {
-    if api == "hip" {
-        GPU_PRELUDE_HIP
+/// The float16 prelude for GPU code of `api` (`cuda` or `hip`): the API's
+/// `half` header, then [`GPU_PRELUDE_BODY`].
+pub fn gpu_prelude(api: &str) -> String {
+    let (name, header) = if api == "hip" {
+        ("HIP", "hip/hip_fp16.h")
     } else {
-        GPU_PRELUDE_CUDA
-    }
+        ("CUDA", "cuda_fp16.h")
+    };
+    format!(
+        "// ---- float16: {name}'s half (IEEE binary16), as DaCe's dace::float16 ----\n#include <{header}>\n{GPU_PRELUDE_BODY}"
+    )
 }
 
 /// Whether generated code names the float16 type.

@@ -790,7 +790,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
     {
         match &p.gpu {
             // DaCe's GPU code: CUDA's or HIP's `half` (IEEE binary16).
-            Some(g) => add(crate::back::half::gpu_prelude(g.prefix)),
+            Some(g) => add(&crate::back::half::gpu_prelude(g.prefix)),
             None => add(crate::back::half::prelude(&p.sdfg.dace_version)),
         }
     }
