@@ -115,7 +115,24 @@ SDFGC_HD dace::float16 sdfgc_min(T a, dace::float16 b) { return sdfgc_min(dace::
 template <typename T>
 SDFGC_HD dace::float16 sdfgc_max(dace::float16 a, T b) { return sdfgc_max(a, dace::float16(b)); }
 template <typename T>
-SDFGC_HD dace::float16 sdfgc_max(T a, dace::float16 b) { return sdfgc_max(dace::float16(a), b); }"#;
+SDFGC_HD dace::float16 sdfgc_max(T a, dace::float16 b) { return sdfgc_max(dace::float16(a), b); }
+// <cmath>'s functions of a half, computed in float as the CPU's float16 does
+// (half converts to several types, so abs(x) or pow(x, y) is ambiguous).
+#define SDFGC_HALF_F1(f, g) \
+    SDFGC_HD dace::float16 f(dace::float16 x) { return dace::float16(g((float)x)); }
+#define SDFGC_HALF_F2(f, g) \
+    SDFGC_HD dace::float16 f(dace::float16 x, dace::float16 y) { return dace::float16(g((float)x, (float)y)); }
+SDFGC_HALF_F1(abs, fabsf) SDFGC_HALF_F1(fabs, fabsf) SDFGC_HALF_F1(sqrt, sqrtf) SDFGC_HALF_F1(exp, expf)
+SDFGC_HALF_F1(log, logf) SDFGC_HALF_F1(log10, log10f) SDFGC_HALF_F1(log2, log2f) SDFGC_HALF_F1(sin, sinf)
+SDFGC_HALF_F1(cos, cosf) SDFGC_HALF_F1(tan, tanf) SDFGC_HALF_F1(asin, asinf) SDFGC_HALF_F1(acos, acosf)
+SDFGC_HALF_F1(atan, atanf) SDFGC_HALF_F1(sinh, sinhf) SDFGC_HALF_F1(cosh, coshf) SDFGC_HALF_F1(tanh, tanhf)
+SDFGC_HALF_F1(floor, floorf) SDFGC_HALF_F1(ceil, ceilf) SDFGC_HALF_F1(trunc, truncf) SDFGC_HALF_F1(round, roundf)
+SDFGC_HALF_F1(cbrt, cbrtf) SDFGC_HALF_F1(exp2, exp2f) SDFGC_HALF_F1(expm1, expm1f) SDFGC_HALF_F1(log1p, log1pf)
+SDFGC_HALF_F1(asinh, asinhf) SDFGC_HALF_F1(acosh, acoshf) SDFGC_HALF_F1(atanh, atanhf)
+SDFGC_HALF_F2(pow, powf) SDFGC_HALF_F2(atan2, atan2f) SDFGC_HALF_F2(fmod, fmodf) SDFGC_HALF_F2(hypot, hypotf)
+SDFGC_HALF_F2(fmin, fminf) SDFGC_HALF_F2(fmax, fmaxf) SDFGC_HALF_F2(copysign, copysignf)
+#undef SDFGC_HALF_F1
+#undef SDFGC_HALF_F2"#;
 
 /// The float16 prelude for GPU code of `api` (`cuda` or `hip`): the API's
 /// `half` header, then [`GPU_PRELUDE_BODY`].
