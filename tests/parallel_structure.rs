@@ -239,13 +239,10 @@ fn no_more_parallel_regions_or_atomics_than_dace_on_npbench() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// The written programs (fixtures/programs, every variant): no atomic
-/// update of one element inside loops either (reductions over whole arrays
-/// and axes, histograms, counts in every shape DaCe's frontends give them).
-#[test]
-fn one_element_updates_of_written_programs_are_reductions() {
-    let mut bad = Vec::new();
-    let mut files = 0;
+/// Every SDFG file of the written programs (fixtures/programs, every
+/// variant) and the files sdfgc generates for it (default options).
+fn written_programs() -> Vec<(PathBuf, Vec<(String, String)>)> {
+    let mut out = Vec::new();
     for dir in std::fs::read_dir(root().join("fixtures/programs")).unwrap() {
         let dir = dir.unwrap().path();
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -256,20 +253,31 @@ fn one_element_updates_of_written_programs_are_reductions() {
             if file.extension().is_none_or(|e| e != "sdfg") {
                 continue;
             }
-            files += 1;
             let outs = sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cpp))
                 .unwrap_or_else(|e| panic!("{e}"));
-            let code = outs
-                .iter()
-                .find(|(n, _)| n.ends_with(".cpp") && !n.ends_with("_main.cpp"))
-                .map(|(_, t)| t.as_str())
-                .unwrap();
-            for t in invariant_atomics(code) {
-                bad.push(format!("{}: {t}", file.display()));
-            }
+            out.push((file, outs));
         }
     }
-    assert!(files >= 300, "only {files} files");
+    assert!(out.len() >= 300, "only {} files", out.len());
+    out
+}
+
+/// The written programs (fixtures/programs, every variant): no atomic
+/// update of one element inside loops either (reductions over whole arrays
+/// and axes, histograms, counts in every shape DaCe's frontends give them).
+#[test]
+fn one_element_updates_of_written_programs_are_reductions() {
+    let mut bad = Vec::new();
+    for (file, outs) in written_programs() {
+        let code = outs
+            .iter()
+            .find(|(n, _)| n.ends_with(".cpp") && !n.ends_with("_main.cpp"))
+            .map(|(_, t)| t.as_str())
+            .unwrap();
+        for t in invariant_atomics(code) {
+            bad.push(format!("{}: {t}", file.display()));
+        }
+    }
     assert!(
         bad.is_empty(),
         "atomic updates of one element in loops:\n{}",
@@ -312,28 +320,13 @@ fn empty_then_branches(code: &str) -> Vec<String> {
 #[test]
 fn conditionals_have_no_empty_then_branch() {
     let mut bad = Vec::new();
-    let mut files = 0;
-    for dir in std::fs::read_dir(root().join("fixtures/programs")).unwrap() {
-        let dir = dir.unwrap().path();
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for f in entries {
-            let file = f.unwrap().path();
-            if file.extension().is_none_or(|e| e != "sdfg") {
-                continue;
-            }
-            files += 1;
-            let outs = sdfgc::driver::generate(&file, &CompileOptions::new(Target::Cpp))
-                .unwrap_or_else(|e| panic!("{e}"));
-            for (name, code) in &outs {
-                for t in empty_then_branches(code) {
-                    bad.push(format!("{} ({name}): {t}", file.display()));
-                }
+    for (file, outs) in written_programs() {
+        for (name, code) in &outs {
+            for t in empty_then_branches(code) {
+                bad.push(format!("{} ({name}): {t}", file.display()));
             }
         }
     }
-    assert!(files >= 300, "only {files} files");
     assert!(
         bad.is_empty(),
         "empty then-branches before an else:\n{}",
