@@ -295,6 +295,8 @@ enum Dtype {
     U16,
     U8,
     Bool,
+    /// IEEE binary16, loaded as its bits (`uint16_t`), compared as values.
+    F16,
 }
 
 impl Dtype {
@@ -311,6 +313,7 @@ impl Dtype {
             "uint16" => Dtype::U16,
             "uint8" => Dtype::U8,
             "bool" => Dtype::Bool,
+            "float16" => Dtype::F16,
             _ => return Err(format!("unsupported dtype {s:?}")),
         })
     }
@@ -326,7 +329,7 @@ impl Dtype {
             Dtype::I8 => "int8_t",
             Dtype::U64 => "uint64_t",
             Dtype::U32 => "uint32_t",
-            Dtype::U16 => "uint16_t",
+            Dtype::U16 | Dtype::F16 => "uint16_t",
             Dtype::U8 => "uint8_t",
             Dtype::Bool => "bool",
         }
@@ -336,7 +339,7 @@ impl Dtype {
         match self {
             Dtype::F64 | Dtype::I64 | Dtype::U64 => 8,
             Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
-            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::I16 | Dtype::U16 | Dtype::F16 => 2,
             Dtype::I8 | Dtype::U8 | Dtype::Bool => 1,
         }
     }
@@ -347,6 +350,7 @@ impl Dtype {
         match self {
             Dtype::F64 | Dtype::F32 => ("Cls::Float", self.ctype()),
             Dtype::Bool => ("Cls::Bool", "uint8_t"),
+            Dtype::F16 => ("Cls::Half", "uint16_t"),
             _ => ("Cls::Int", self.ctype()),
         }
     }
@@ -1093,7 +1097,16 @@ static size_t overrun_bytes(const Workspace& w) {
   return last;
 }
 
-enum class Cls { Float, Int, Bool };
+enum class Cls { Float, Int, Bool, Half };
+
+// The value of IEEE binary16 bits (NaNs of any sign or payload compare equal).
+static double half_value(unsigned bits) {
+  const int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+  const double v = e == 0 ? std::ldexp((double)m, -24)
+                   : e == 31 ? (m ? NAN : INFINITY)
+                             : std::ldexp((double)(m | 0x400), e - 25);
+  return bits & 0x8000 ? -v : v;
+}
 
 static bool close_enough(double a, double b, double rtol, double atol) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -1127,6 +1140,10 @@ static bool compare(const char* name, int call, bool print_ok, const unsigned ch
       a = g != 0;
       b = r != 0;
       ok = a == b;
+    } else if (cls == Cls::Half) {
+      a = half_value((unsigned)g);
+      b = half_value((unsigned)r);
+      ok = close_enough(a, b, rtol, atol);
     } else {
       a = (double)g;
       b = (double)r;
