@@ -8,27 +8,8 @@
 // CUBLAS_STATUS_INVALID_VALUE and aborts the test with a message, so a
 // wrong pointer mode or a host operand fails instead of passing.
 #pragma once
-#include <complex>
-#include "gpu_emu.h"
+#include "cublas_api.h"
 
-typedef enum {
-    CUBLAS_STATUS_SUCCESS = 0,
-    CUBLAS_STATUS_NOT_INITIALIZED = 1,
-    CUBLAS_STATUS_ALLOC_FAILED = 3,
-    CUBLAS_STATUS_INVALID_VALUE = 7,
-} cublasStatus_t;
-typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
-typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
-struct cuComplex { float x, y; };
-struct cuDoubleComplex { double x, y; };
-inline cuComplex make_cuComplex(float r, float i) { return {r, i}; }
-inline cuDoubleComplex make_cuDoubleComplex(double r, double i) { return {r, i}; }
-// The arithmetic type of a cuBLAS element type.
-template <typename T> struct SdfgcEmuMath { typedef T type; };
-template <> struct SdfgcEmuMath<cuComplex> { typedef std::complex<float> type; };
-template <> struct SdfgcEmuMath<cuDoubleComplex> { typedef std::complex<double> type; };
-template <typename T> inline T sdfgc_emu_conj(T x) { return x; }
-template <typename T> inline std::complex<T> sdfgc_emu_conj(std::complex<T> x) { return std::conj(x); }
 struct SdfgcEmuCublas {
     cudaStream_t stream = nullptr;
     cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
