@@ -28,6 +28,9 @@ _DEFAULT_FLAGS = {
 }
 # What a library built with `sdfgc --blas X` links (after its source file).
 BLAS_LIBS = {"openblas": ["-lopenblas"], "cublas": ["-lcublas"], "hipblas": ["-lhipblas"]}
+# The headers of the GPU libraries sdfgc's CUDA files call through DaCe's
+# environments, and their link flags.
+GPU_LIB_HEADERS = (("cusolverDn.h", "-lcusolver"), ("cusparse.h", "-lcusparse"), ("cufft.h", "-lcufft"))
 
 
 class CompilerError(SdfgcError):
@@ -198,6 +201,9 @@ def _compile(work, data, exe, args, cc, cflags, libs, target, given):
         code = fh.read()
     if "\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
         libs = [*libs, "-lcublas"]
+    for header, lib in GPU_LIB_HEADERS:  # cuSOLVER, cuSPARSE, cuFFT calls (DaCe's environments)
+        if f"\n#include <{header}>\n" in code and lib not in libs:
+            libs = [*libs, lib]
     calls_mpi = "\n#include <mpi.h>\n" in code
     cflags_mpi, libs_mpi = (mpi_flags(cc) if calls_mpi else ([], []))
     cmd = [*cc.split(), *cflags, *cflags_mpi, sources[0], "-o", lib_name, *libs, *libs_mpi]

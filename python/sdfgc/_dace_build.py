@@ -18,7 +18,8 @@ language; DaCe's own `-std` and `cpp_standard` are dropped),
 `-fopenmp -fPIC -shared`, `compiler.linker.args`. CUDA and HIP sources are
 built with `sdfgc.build`'s nvcc/hipcc line. An environment's link flags come
 from sdfgc's own table for the environments sdfgc names (OpenBLAS:
-`-lopenblas`, cuBLAS: `-lcublas`), else from the environment class
+`-lopenblas`, cuBLAS: `-lcublas`, cuSolverDn, cuSPARSE, cuFFT: `-lcusolver`,
+`-lcusparse`, `-lcufft`), else from the environment class
 (`cmake_libraries`, `cmake_link_flags`, `cmake_compile_flags`,
 `cmake_includes`); an environment that needs a CMake package to be found is
 refused by name.
@@ -65,7 +66,8 @@ import threading
 import time
 
 from ._binary import SdfgcError
-from ._build import _EXT, BLAS_LIBS, CompilerError, default_cache_dir, default_compiler, default_flags
+from ._build import (_EXT, BLAS_LIBS, GPU_LIB_HEADERS, CompilerError, default_cache_dir, default_compiler,
+                     default_flags)
 from ._locks import folder_lock, lock_for, publish_file, publish_folder, remove_stale
 
 _SIGNATURE = "__sdfgc_signature_"
@@ -76,6 +78,9 @@ _BUILDER = "sdfgc-dace-build-1"
 KNOWN_ENVIRONMENTS = {
     "dace.libraries.blas.environments.openblas.OpenBLAS": BLAS_LIBS["openblas"],
     "dace.libraries.blas.environments.cublas.cuBLAS": BLAS_LIBS["cublas"],
+    "dace.libraries.lapack.environments.cusolverdn.cuSolverDn": ["-lcusolver"],
+    "dace.libraries.sparse.environments.cusparse.cuSPARSE": ["-lcusparse"],
+    "dace.libraries.fft.environments.cufft.cuFFT": ["-lcufft"],
 }
 
 # DaCe's MPI environment: flags from MPI's compiler wrapper (`_build.mpi_flags`).
@@ -280,6 +285,9 @@ class _Build:
         libs = list(env_link)
         if b"\n#include <cublas_v2.h>\n" in code and "-lcublas" not in libs:  # DaCe's own cuBLAS calls, kept
             libs.append("-lcublas")
+        for header, lib in GPU_LIB_HEADERS:  # cuSOLVER, cuSPARSE, cuFFT calls
+            if f"\n#include <{header}>\n".encode() in code and lib not in libs:
+                libs.append(lib)
         flags = [*flags, *env_compile]
         key = hashlib.sha256(code)
         key.update(json.dumps({"builder": _BUILDER, "name": name, "target": target, "cc": _compiler_identity(cc),

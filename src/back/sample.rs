@@ -416,8 +416,10 @@ pub fn write_sample(p: &Program) -> (String, String) {
     }
     // The BLAS library the file calls, if any (`--blas`).
     let link = crate::back::cpp::blas_link(p)
+        .into_iter()
+        .chain(crate::back::cpp::gpu_lib_links(p))
         .map(|l| format!(" {l}"))
-        .unwrap_or_default();
+        .collect::<String>();
     let cxx = crate::back::cpp::cxx(p);
     let symbols = symbol_docs(p);
     let scalars: Vec<&crate::passes::abi::Param> = p

@@ -736,8 +736,15 @@ impl<'a> FnWriter<'a> {
             if is_ptr {
                 let ptr = self.subset_pointer(data, d, sub);
                 let strides = pointer_strides(d, sub, &t.stmts, c);
-                self.out
-                    .line(format!("const {} * {var} = {ptr};", d.dtype.ctype()));
+                if crate::back::gpu::libs::lib_of(t).is_some() {
+                    // DaCe's: a library takes its inputs as `void *` (cuFFT, cuSPARSE).
+                    let ct = d.dtype.ctype();
+                    self.out
+                        .line(format!("{ct} * {var} = const_cast<{ct} *>({ptr});"));
+                } else {
+                    self.out
+                        .line(format!("const {} * {var} = {ptr};", d.dtype.ctype()));
+                }
                 conns.insert(
                     c.clone(),
                     Conn {
@@ -1070,7 +1077,8 @@ impl<'a> FnWriter<'a> {
                 }
             }
             Language::Cpp => {
-                if let Some(name) = dace_runtime_name(&t.code.code, self.in_kernel) {
+                let code = crate::back::gpu::libs::unprovided(t);
+                if let Some(name) = dace_runtime_name(&code, self.in_kernel) {
                     return Err(Error::unsupported(
                         &node.path,
                         format!(

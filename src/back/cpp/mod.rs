@@ -1,7 +1,7 @@
 //! The C++ (OpenMP) writer: one self-contained translation unit per SDFG
 //! plus a C header, on DaCe's C ABI.
 
-use crate::back::gpu::cublas;
+use crate::back::gpu::{cublas, libs};
 use askama::Template;
 
 use crate::back::Outputs;
@@ -296,6 +296,15 @@ pub fn blas_link(p: &Program) -> Option<&'static str> {
     }
 }
 
+/// The link flags of the GPU libraries other than BLAS the file calls
+/// (cuSOLVER, cuSPARSE, cuFFT: [`libs`]).
+pub fn gpu_lib_links(p: &Program) -> Vec<&'static str> {
+    match p.gpu {
+        Some(g) if g.prefix == "cuda" => libs::used(&p.sdfg).iter().map(|l| l.link).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Code that DaCe's library expansions leave as calls into a library
 /// environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
 /// environment's headers, handles and link flags: not provided, refused by
@@ -313,6 +322,10 @@ fn refuse_environments(r: &Region, cuda: bool, members: &[String]) -> Result<()>
                             if cuda && cublas::uses(t) && t.environments.len() == 1 =>
                         {
                             cublas::check(n, t)?
+                        }
+                        // cuSOLVER, cuSPARSE, cuFFT (back::gpu::libs).
+                        NodeKind::Tasklet(t) if cuda && libs::lib_of(t).is_some() => {
+                            libs::check_tasklet(n, t, members)?
                         }
                         // MPI calls (the expansion of DaCe's MPI nodes, or DaCe's
                         // own on MPI_COMM_WORLD): the file includes <mpi.h>.
@@ -663,6 +676,17 @@ pub fn write(p: &Program) -> Result<Outputs> {
         members.push(cublas::MEMBER.to_string());
         init_body.push_str(cublas::INIT);
     }
+    let gpu_libs = if p.gpu.is_some() {
+        libs::used(sdfg)
+    } else {
+        Vec::new()
+    };
+    members.extend(
+        gpu_libs
+            .iter()
+            .filter(|l| l.member.is_some())
+            .map(|l| l.member_decl.to_string()),
+    );
     if p.mpi_calls {
         init_body.push_str(crate::passes::expand::mpi::INIT);
     }
@@ -851,6 +875,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
         if uses_cublas {
             r = format!("{r}\n{}", cublas::RUNTIME);
         }
+        for l in &gpu_libs {
+            r = format!("{r}\n{}", l.runtime);
+        }
         if uses("sdfgc_copy(") || uses("sdfgc_move(") {
             r = format!("{r}\n{RUNTIME_COPY}");
         }
@@ -891,6 +918,9 @@ pub fn write(p: &Program) -> Result<Outputs> {
                 ),
             };
             if let Some(link) = blas_link(p) {
+                b = format!("{b} {link}");
+            }
+            for link in gpu_lib_links(p) {
                 b = format!("{b} {link}");
             }
             b

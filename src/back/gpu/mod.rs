@@ -5,6 +5,7 @@
 pub mod coalesce;
 pub mod cublas;
 pub mod device_heap;
+pub mod libs;
 pub mod warp;
 
 pub use crate::options::{CUDA, Dialect, HIP};

@@ -104,8 +104,20 @@ impl Reader {
                     .and_then(|x| x.get_mut("sdfg"))
                     .filter(|x| !x.is_null())
                     .ok_or_else(|| Error::format(&ap, "nested SDFG node without 'sdfg'"))?;
-                let sdfg = self.sdfg(inner, &sp)?;
+                let mut sdfg = self.sdfg(inner, &sp)?;
                 let attrs = v.get("attributes");
+                // DaCe's expansions into a nested SDFG put their library
+                // environment on the nested node (cuSPARSE's SpMV with copies).
+                let envs: Vec<String> = attrs
+                    .and_then(|a| a.get("environments"))
+                    .and_then(|e| e.as_array())
+                    .map(|e| {
+                        e.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                crate::back::gpu::libs::inherit(&mut sdfg, &envs);
                 let mp = ptr(&ap, "symbol_mapping");
                 let mut symbol_mapping: NameMap<Expr> = NameMap::default();
                 for (k, e) in entries(attrs, "symbol_mapping") {
