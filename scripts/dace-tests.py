@@ -35,8 +35,9 @@ other exclusions) and only the sdfgc side runs (DaCe's own CUDA code needs
 nvcc and a GPU): sdfgc's CUDA is built by scripts/emu-nvcc (`NVCC`, which
 `sdfgc.build` reads) with g++ against the CPU emulation of the CUDA runtime
 (tests/gpu_emu), DaCe's `compiler.cuda.backend` cuda. Its classes add
-emulator-limit (a CUDA or cuBLAS primitive the emulation lacks, or a
-`gpu_emu:` abort; the primitive is the key line) and missing-package (a
+emulator-limit (a CUDA or cuBLAS primitive the emulation lacks, a CUDA
+binary tool such as cuobjdump, or a `gpu_emu:` abort; the primitive is the
+key line) and missing-package (a
 Python package the test imports, e.g. cupy); `--gpu --ci` runs
 scripts/dace-tests-gpu-ci.txt.
 Writes DIR/results.json and DIR/results.md (per folder: counts, classes,
@@ -333,6 +334,9 @@ def classify(rec, folder="", suite=""):
     m = re.search(r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'", text)
     if m:
         return "missing-package", f"needs the package {m.group(1).split('.')[0]}"
+    m = re.search(r"No such file or directory: '(cuobjdump|nvdisasm)'", text)
+    if m:  # cuda_grid_test's was_vectorized: the SASS of a real CUDA binary
+        return "emulator-limit", f"the emulated toolchain has no {m.group(1)} (the test reads the binary's SASS)"
     m = EMU_MISSING.search(text)
     if m:
         what = m.group(1) or m.group(2) or f"the library {m.group(3)} (emu-nvcc links it; the emulation is headers)"

@@ -557,9 +557,59 @@ def half_kernel(_rng):
     write_json(path, case)
 
 
+def half_vectors(_rng):
+    """Vectors of float16 in kernels (DaCe's Vectorization to half8 and half4,
+    cuda/halfvec.cuh): u[i] = a[i] * b[i] and v[i] = max(a[i] - b[i], 0) and
+    w[i] = float16(0.5) + a[i] in eights (vector-vector half2 products and
+    differences, a max of a vector and a half, a half broadcast to a vector
+    sum), the last N % 8 points by the postamble's scalar map; z[i] = a[i] ** 3
+    (two half products per lane) in fours, its tail as well. Products and sums are separate
+    tasklet statements' operands (no mul+add that nvcc may contract to an
+    fma); each lane rounds as the scalar half operation, bit for bit."""
+    rng = np.random.default_rng(SEED + 17)
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_half_vectors')
+    for name in ('a', 'b', 'u', 'v', 'w', 'z'):
+        sdfg.add_array(name, [N], dace.float16)
+    st = sdfg.add_state('main')
+    st.add_mapped_tasklet('eights', dict(i='0:N'),
+                          inputs=dict(x=Memlet('a[i]'), y=Memlet('b[i]')),
+                          code='p = x * y\nq = max(x - y, dace.float16(0))\nr = dace.float16(0.5) + x',
+                          outputs=dict(p=Memlet('u[i]'), q=Memlet('v[i]'), r=Memlet('w[i]')),
+                          external_edges=True)
+    st2 = sdfg.add_state_after(st, 'cubes')
+    st2.add_mapped_tasklet('fours', dict(i='0:N'),
+                           inputs=dict(x=Memlet('a[i]')),
+                           code='c = x ** 3',
+                           outputs=dict(c=Memlet('z[i]')),
+                           external_edges=True)
+
+    def vectorize(sdfg):
+        from dace.transformation.dataflow import Vectorization
+        for state, veclen in ((st, 8), (st2, 4)):
+            entry = next(n for n in state.nodes() if isinstance(n, dace.nodes.MapEntry))
+            Vectorization.apply_to(sdfg, options=dict(vector_len=veclen, postamble=True),
+                                   map_entry=entry, tasklet=state.out_edges(entry)[0].dst,
+                                   map_exit=state.exit_node(entry))
+
+    n = 203
+    a = (rng.standard_normal(n) * 8).astype(np.float16)
+    b = (rng.standard_normal(n) * 3).astype(np.float16)
+    a[:40] = (a[:40].astype(np.float64) * 1e-3).astype(np.float16)  # products down to subnormals
+    b[:40] = (b[:40].astype(np.float64) * 1e-3).astype(np.float16)
+    u = a * b
+    v = np.maximum(a - b, np.float16(0))
+    w = np.float16(0.5) + a
+    z = (a * a) * a
+    assert all(x.dtype == np.float16 for x in (u, v, w, z))
+    assert np.any((u != 0) & (np.abs(u) < np.float16(6.1e-5))), 'no subnormal product'
+    write_case(sdfg, 'half_vectors', half_vectors.__doc__, {'N': n}, {'a': a, 'b': b},
+               {'u': u, 'v': v, 'w': w, 'z': z}, (0, 0), ['gpu_map', 'float16', 'vector'], after_gpu=vectorize)
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel]
+         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel, half_vectors]
 
 if __name__ == '__main__':
     import sys

@@ -509,3 +509,54 @@ int main() {{
     assert!(run.status.success());
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0 0 0");
 }
+
+/// The emulated `half2` (DaCe's half4/half8 arithmetic): each lane of
+/// `__hadd2`, `__hsub2`, `__hmul2`, `__hfma2` and the operators is the exact
+/// result rounded once to half (nearest even), as the scalar operation;
+/// `__half2half2` broadcasts; `__hne` is ordered (false for a NaN) and
+/// `operator!=` unordered (`__hneu`; of two `half2`, `__hbneu2`: both lanes),
+/// as CUDA's.
+#[test]
+fn the_emulated_half2_lanes_round_as_the_scalar_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("half2.cpp");
+    std::fs::write(
+        &src,
+        r#"#include "cuda_fp16.h"
+#include <cstdio>
+static __half bits(uint32_t x) { __half h; h.__x = (unsigned short)x; return h; }
+static bool same(__half a, __half b) { return a.__x == b.__x; }
+int main() {
+    long bad = 0, n = 0;
+    uint32_t s = 12345;
+    for (int k = 0; k < 400000; ++k) {
+        s = s * 1664525u + 1013904223u;
+        __half a = bits(s >> 16), b = bits(s & 0xffff), c = bits((s >> 8) & 0xffff);
+        if (__hisnan(a) || __hisnan(b) || __hisnan(c)) continue;
+        ++n;
+        double x = (float)a, y = (float)b, z = (float)c;
+        __half2 p = __halves2half2(a, b), q = __halves2half2(b, c), r = __halves2half2(c, a);
+        __half2 sum = __hadd2(p, q), dif = __hsub2(p, q), pro = __hmul2(p, q), f = __hfma2(p, q, r);
+        bad += !same(__low2half(sum), __half(x + y)) || !same(__high2half(sum), __half(y + z));
+        bad += !same(__low2half(dif), __half(x - y)) || !same(__high2half(dif), __half(y - z));
+        bad += !same(__low2half(pro), __half(x * y)) || !same(__high2half(pro), __half(y * z));
+        bad += !same(__low2half(f), __half(x * y + z)) || !same(__high2half(f), __half(y * z + x));
+        __half2 o = p * __half2half2(c);
+        bad += !same(o.x, __hmul(a, c)) || !same(o.y, __hmul(b, c));
+    }
+    __half nan = bits(0x7e00), one = __half(1.0f);
+    bad += __hne(nan, one) || !(nan != one) || __hbne2(__half2half2(nan), __half2half2(one));
+    // half2's != is __hbneu2: true when both lanes differ (or are unordered).
+    bad += !(__half2half2(nan) != __half2half2(one)) || (__halves2half2(nan, one) != __half2half2(one));
+    std::printf("%ld %d\n", bad, n > 300000);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.path().join("half2");
+    common::emu::build_program(&src, &exe, "-O1");
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0 1");
+}

@@ -6,7 +6,9 @@
 // difference or product is exact, so the one rounding is the same); a half
 // mixed with a float or an int is, as in CUDA, ambiguous unless converted.
 // Conversions to the integer types and bool, and assignments from them, as
-// CUDA's (toward zero, saturated).
+// CUDA's (toward zero, saturated). __half2 is a pair of halves (x low, y
+// high) whose arithmetic (__hadd2, __hmul2, ..., and its operators) is each
+// lane's half operation: lane by lane, the same rounding.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -116,7 +118,9 @@ inline __half __hfma(__half a, __half b, __half c) { return __half(std::fma((dou
 inline __half __hneg(__half a) { __half r; r.__x = a.__x ^ 0x8000; return r; }
 inline __half __habs(__half a) { __half r; r.__x = a.__x & 0x7fff; return r; }
 inline bool __heq(__half a, __half b) { return (float)a == (float)b; }
-inline bool __hne(__half a, __half b) { return (float)a != (float)b; }
+// __hne is ordered (false for a NaN), __hneu unordered; operator!= is __hneu.
+inline bool __hne(__half a, __half b) { return (float)a < (float)b || (float)a > (float)b; }
+inline bool __hneu(__half a, __half b) { return (float)a != (float)b; }
 inline bool __hlt(__half a, __half b) { return (float)a < (float)b; }
 inline bool __hle(__half a, __half b) { return (float)a <= (float)b; }
 inline bool __hgt(__half a, __half b) { return (float)a > (float)b; }
@@ -140,8 +144,64 @@ inline __half &operator/=(__half &a, const __half &b) { return a = __hdiv(a, b);
 inline __half operator+(const __half &a) { return a; }
 inline __half operator-(const __half &a) { return __hneg(a); }
 inline bool operator==(const __half &a, const __half &b) { return __heq(a, b); }
-inline bool operator!=(const __half &a, const __half &b) { return __hne(a, b); }
+inline bool operator!=(const __half &a, const __half &b) { return __hneu(a, b); }
 inline bool operator<(const __half &a, const __half &b) { return __hlt(a, b); }
 inline bool operator<=(const __half &a, const __half &b) { return __hle(a, b); }
 inline bool operator>(const __half &a, const __half &b) { return __hgt(a, b); }
 inline bool operator>=(const __half &a, const __half &b) { return __hge(a, b); }
+
+struct __half2_raw {
+    unsigned short x, y;
+};
+
+struct __half2 {
+    __half x, y;
+    __half2() = default;
+    __half2(const __half &a, const __half &b) : x(a), y(b) {}
+    __half2(const __half2_raw &r) : x(__half_raw{r.x}), y(__half_raw{r.y}) {}
+    operator __half2_raw() const { return __half2_raw{x.__x, y.__x}; }
+};
+typedef __half2 half2;
+
+inline __half2 make_half2(__half x, __half y) { return __half2(x, y); }
+inline __half2 __halves2half2(__half a, __half b) { return __half2(a, b); }
+inline __half2 __half2half2(__half a) { return __half2(a, a); }
+inline __half2 __float2half2_rn(float f) { return __half2half2(__half(f)); }
+inline __half2 __floats2half2_rn(float a, float b) { return __half2(__half(a), __half(b)); }
+inline __half __low2half(__half2 a) { return a.x; }
+inline __half __high2half(__half2 a) { return a.y; }
+inline float __low2float(__half2 a) { return (float)a.x; }
+inline float __high2float(__half2 a) { return (float)a.y; }
+inline __half2 __lows2half2(__half2 a, __half2 b) { return __half2(a.x, b.x); }
+inline __half2 __highs2half2(__half2 a, __half2 b) { return __half2(a.y, b.y); }
+inline __half2 __lowhigh2highlow(__half2 a) { return __half2(a.y, a.x); }
+inline __half2 __hadd2(__half2 a, __half2 b) { return __half2(__hadd(a.x, b.x), __hadd(a.y, b.y)); }
+inline __half2 __hsub2(__half2 a, __half2 b) { return __half2(__hsub(a.x, b.x), __hsub(a.y, b.y)); }
+inline __half2 __hmul2(__half2 a, __half2 b) { return __half2(__hmul(a.x, b.x), __hmul(a.y, b.y)); }
+inline __half2 __h2div(__half2 a, __half2 b) { return __half2(__hdiv(a.x, b.x), __hdiv(a.y, b.y)); }
+inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+    return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+}
+inline __half2 __hneg2(__half2 a) { return __half2(__hneg(a.x), __hneg(a.y)); }
+inline __half2 __habs2(__half2 a) { return __half2(__habs(a.x), __habs(a.y)); }
+inline __half2 __hmax2(__half2 a, __half2 b) { return __half2(__hmax(a.x, b.x), __hmax(a.y, b.y)); }
+inline __half2 __hmin2(__half2 a, __half2 b) { return __half2(__hmin(a.x, b.x), __hmin(a.y, b.y)); }
+inline __half2 h2sqrt(__half2 a) { return __half2(hsqrt(a.x), hsqrt(a.y)); }
+inline __half2 h2exp(__half2 a) { return __half2(hexp(a.x), hexp(a.y)); }
+inline __half2 h2log(__half2 a) { return __half2(hlog(a.x), hlog(a.y)); }
+inline bool __hbeq2(__half2 a, __half2 b) { return __heq(a.x, b.x) && __heq(a.y, b.y); }
+inline bool __hbne2(__half2 a, __half2 b) { return __hne(a.x, b.x) && __hne(a.y, b.y); }
+inline bool __hbneu2(__half2 a, __half2 b) { return __hneu(a.x, b.x) && __hneu(a.y, b.y); }
+
+inline __half2 operator+(const __half2 &a, const __half2 &b) { return __hadd2(a, b); }
+inline __half2 operator-(const __half2 &a, const __half2 &b) { return __hsub2(a, b); }
+inline __half2 operator*(const __half2 &a, const __half2 &b) { return __hmul2(a, b); }
+inline __half2 operator/(const __half2 &a, const __half2 &b) { return __h2div(a, b); }
+inline __half2 &operator+=(__half2 &a, const __half2 &b) { return a = __hadd2(a, b); }
+inline __half2 &operator-=(__half2 &a, const __half2 &b) { return a = __hsub2(a, b); }
+inline __half2 &operator*=(__half2 &a, const __half2 &b) { return a = __hmul2(a, b); }
+inline __half2 &operator/=(__half2 &a, const __half2 &b) { return a = __h2div(a, b); }
+inline __half2 operator+(const __half2 &a) { return a; }
+inline __half2 operator-(const __half2 &a) { return __hneg2(a); }
+inline bool operator==(const __half2 &a, const __half2 &b) { return __hbeq2(a, b); }
+inline bool operator!=(const __half2 &a, const __half2 &b) { return __hbneu2(a, b); }

@@ -673,10 +673,11 @@ impl<'a> FnWriter<'a> {
                 } else {
                     "const "
                 };
+                let gpu = self.gpu.is_some() || self.in_kernel;
                 self.out.line(format!(
-                    "{cv}{} {var} = sdfgc_vload<{}, {vn}>({at});",
-                    vector::ctype(vt, vn),
-                    vt.ctype()
+                    "{cv}{} {var} = {};",
+                    vector::ctype(vt, vn, gpu),
+                    vector::load(vt, vn, &at, gpu)
                 ));
                 conns.insert(c.clone(), Conn::value(var, vt));
                 continue;
@@ -923,15 +924,15 @@ impl<'a> FnWriter<'a> {
                     ));
                 }
                 let var = var_of(c);
+                let gpu = self.gpu.is_some() || self.in_kernel;
                 if declared_outs.insert(c.clone()) && !conns.contains_key(c) {
-                    self.out.line(format!("{} {var};", vector::ctype(vt, vn)));
+                    self.out
+                        .line(format!("{} {var};", vector::ctype(vt, vn, gpu)));
                     conns.insert(c.clone(), Conn::value(var.clone(), vt));
                 }
                 let var = conns[c].var.clone();
                 match &e.memlet.wcr {
-                    None => {
-                        writebacks.push(format!("sdfgc_vstore<{}, {vn}>({at}, {var});", vt.ctype()))
-                    }
+                    None => writebacks.push(vector::store(vt, vn, &at, &var, gpu)),
                     Some(w) => {
                         let starts: Vec<Expr> = sub.iter().map(|r| r.start.clone()).collect();
                         let atomic = self.in_parallel
@@ -1133,9 +1134,10 @@ impl<'a> FnWriter<'a> {
     }
 
     /// The address a vector connector reads or writes from: its memlet's
-    /// first element, as DaCe's `*(dace::vec<T, N> *)(&A[i])`. Refused on
-    /// GPU targets, on scalars and streams, in another element type, and
-    /// where the code indexes the connector.
+    /// first element, as DaCe's `*(dace::vec<T, N> *)(&A[i])`. Refused for
+    /// float16 on CPU targets (no GCC vector of DaCe's struct), on scalars
+    /// and streams, in another element type, and where the code indexes the
+    /// connector.
     #[allow(clippy::too_many_arguments)]
     fn vector_at(
         &self,
@@ -1153,8 +1155,8 @@ impl<'a> FnWriter<'a> {
                 format!("tasklet '{label}': vector connector '{c}' ({why})"),
             ))
         };
-        if self.gpu.is_some() || self.in_kernel {
-            return refuse("vector types on GPU targets");
+        if vt == DType::Float16 && self.gpu.is_none() && !self.in_kernel {
+            return refuse("a vector of float16 on CPU targets");
         }
         if !matches!(d.kind, DataKind::Array | DataKind::View) {
             return refuse("on a scalar or stream");

@@ -827,6 +827,12 @@ pub fn write(p: &Program) -> Result<Outputs> {
     if uses("sdfgc_vec<") {
         add(crate::back::body::vector::PRELUDE);
     }
+    if uses("sdfgc_gvec<") {
+        add(crate::back::body::vector::GPU_PRELUDE);
+        if uses("sdfgc_gvec<dace::float16,") {
+            add(crate::back::body::vector::GPU_HALF_PRELUDE);
+        }
+    }
     if cexpr::NUMPY_HELPERS.iter().any(|h| uses(h)) {
         add(cexpr::PRELUDE_NUMPY);
     }

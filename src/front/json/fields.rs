@@ -181,7 +181,7 @@ pub(super) fn vdtype(v: &Json, path: &str) -> Result<(DType, u32)> {
             _ => None,
         }
         .ok_or_else(|| Error::unsupported(&ep, "vector length that is not a number"))?;
-        if base.is_opaque() || base.is_complex() || base == DType::Float16 {
+        if base.is_opaque() || base.is_complex() {
             return Err(Error::unsupported(
                 &ep,
                 format!("vector of {}", base.dace_name()),
