@@ -607,9 +607,56 @@ def half_vectors(_rng):
                {'u': u, 'v': v, 'w': w, 'z': z}, (0, 0), ['gpu_map', 'float16', 'vector'], after_gpu=vectorize)
 
 
+def nested_dynamic_map(_rng):
+    """DaCe's test_nested_dynamic_map (sampled dense-dense product on CSR
+    rows): D[j] += A[j] * B[i, k] * C[k, crd[j]] for the nonzeros j of row i;
+    after MapInterchange the row's bounds A_pos[i]:A_pos[i + 1] are dynamic
+    inputs of the k map (GPU_ThreadBlock_Dynamic) that the j map inside reads,
+    and the subsets propagated out of the kernel's maps name them
+    (A_crd[__map_b0:__map_e1]): each becomes the container's whole dimension."""
+    rng = np.random.default_rng(SEED + 18)
+    M, N, K = (dace.symbol(s) for s in 'MNK')
+    nnz_A, nnz_D = dace.symbol('nnz_A'), dace.symbol('nnz_D')
+
+    @dace.program
+    def gpu_nested_dynamic_map(D_vals: dace.float32[nnz_D], A2_crd: dace.int32[nnz_A], A2_pos: dace.int32[M + 1],
+                               A_vals: dace.float32[nnz_A], B: dace.float32[M, K], C: dace.float32[K, N]):
+        for i in dace.map[0:M]:
+            for j in dace.map[A2_pos[i]:A2_pos[i + 1]]:
+                for k in dace.map[0:K]:
+                    D_vals[j] += A_vals[j] * B[i, k] * C[k, A2_crd[j]]
+
+    sdfg = gpu_nested_dynamic_map.to_sdfg(simplify=True)
+    entries = {n.map.params[0]: n for st in sdfg.states() for n in st.nodes() if isinstance(n, dace.nodes.MapEntry)}
+    from dace.transformation.dataflow import MapInterchange, TrivialTaskletElimination
+    MapInterchange.apply_to(sdfg, outer_map_entry=entries['j'], inner_map_entry=entries['k'])
+    sdfg.apply_transformations_repeated(TrivialTaskletElimination)
+
+    def schedules(sdfg):
+        entries['i'].map.schedule = dace.ScheduleType.GPU_Device
+        entries['k'].map.schedule = dace.ScheduleType.GPU_ThreadBlock_Dynamic
+
+    m, n, k = 20, 24, 16
+    mask = rng.random((m, n)) < 0.25
+    mask[3] = False  # an empty row
+    pos = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]).astype(np.int32)
+    crd = np.nonzero(mask)[1].astype(np.int32)
+    nnz = int(pos[-1])
+    vals = rng.random(nnz).astype(np.float32)
+    b = rng.random((m, k)).astype(np.float32)
+    c = rng.random((k, n)).astype(np.float32)
+    rows = np.repeat(np.arange(m), np.diff(pos))
+    d = (vals.astype(np.float64) * np.einsum('jk,kj->j', b[rows].astype(np.float64), c[:, crd].astype(np.float64)))
+    write_case(sdfg, 'nested_dynamic_map', nested_dynamic_map.__doc__,
+               {'M': m, 'N': n, 'K': k, 'nnz_A': nnz, 'nnz_D': nnz},
+               {'D_vals': np.zeros(nnz, np.float32), 'A2_crd': crd, 'A2_pos': pos, 'A_vals': vals, 'B': b, 'C': c},
+               {'D_vals': d.astype(np.float32)}, (1e-5, 1e-6), ['gpu_map', 'dynamic_map', 'thread_block_dynamic'],
+               after_gpu=schedules)
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel, half_vectors]
+         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel, half_vectors, nested_dynamic_map]
 
 if __name__ == '__main__':
     import sys

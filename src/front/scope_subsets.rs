@@ -7,8 +7,16 @@
 //! to `npt`), which is not defined where the edge is. DaCe's generator never
 //! reads those subsets; sdfgc does (liveness, offloading, kernels' data). A
 //! name undefined at the edge that every nested SDFG below the map maps to
-//! the same outer expression is replaced by that expression; anything else
-//! is left for validation to refuse.
+//! the same outer expression is replaced by that expression.
+//!
+//! Likewise a dynamic map-range input (DaCe's `__map_167_b0`, a map's
+//! bounds read from an array) is defined only inside the map that reads it,
+//! yet after `MapInterchange` the subsets propagated out of the maps around
+//! name it (`test_nested_dynamic_map`: `A2_crd[__map_167_b0:__map_167_e1]`
+//! on the kernel's edges). A dimension that names such an input of a map
+//! below the edge becomes the container's whole dimension, the
+//! over-approximation DaCe's propagation makes of a range it cannot bound.
+//! Anything else is left for validation to refuse.
 
 use rustc_hash::FxHashSet as HashSet;
 
@@ -24,10 +32,11 @@ pub fn repair(sdfg: &mut Sdfg) {
 fn repair_sdfg(sdfg: &mut Sdfg, mapped: &[String]) {
     let mut nested_in_map = false;
     each_state(&sdfg.body, &mut |st| {
-        nested_in_map |= st
-            .nodes
-            .iter()
-            .any(|n| n.scope.is_some() && matches!(n.kind, NodeKind::Nested(_)));
+        nested_in_map |= st.nodes.iter().any(|n| match &n.kind {
+            NodeKind::Nested(_) => n.scope.is_some(),
+            NodeKind::MapEntry(m) => !m.dynamic_inputs.is_empty(),
+            _ => false,
+        });
     });
     let names: Option<HashSet<String>> = nested_in_map.then(|| {
         sdfg.defined_names(mapped.iter().map(String::as_str))
@@ -36,9 +45,10 @@ fn repair_sdfg(sdfg: &mut Sdfg, mapped: &[String]) {
             .collect()
     });
     // One walk: this state's edges, then the SDFGs nested in it.
+    let arrays = &sdfg.arrays;
     each_state_mut(&mut sdfg.body, &mut |st| {
         if let Some(names) = &names {
-            repair_state(st, names);
+            repair_state(st, names, arrays);
         }
         for n in &mut st.nodes {
             if let NodeKind::Nested(ns) = &mut n.kind {
@@ -49,8 +59,10 @@ fn repair_sdfg(sdfg: &mut Sdfg, mapped: &[String]) {
     });
 }
 
-fn repair_state(st: &mut State, names: &HashSet<String>) {
+fn repair_state(st: &mut State, names: &HashSet<String>, arrays: &NameMap<DataDesc>) {
     let mut fixes: Vec<(usize, Vec<(String, Expr)>)> = Vec::new();
+    // (edge, dimensions) whose ranges become the container's whole dimension.
+    let mut widen: Vec<(usize, Vec<usize>)> = Vec::new();
     for (idx, e) in st.edges.iter().enumerate() {
         // The nested SDFGs whose symbols the edge may name: the one it
         // connects, or those below the map whose outer edge it is.
@@ -98,6 +110,34 @@ fn repair_state(st: &mut State, names: &HashSet<String>) {
         if undefined.is_empty() {
             continue;
         }
+        // Dynamic inputs of the maps below the edge's scope.
+        let dynamic: Vec<&str> = st
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| scope.is_some_and(|s| st.is_below(NodeId(i as u32), s)))
+            .filter_map(|(_, n)| match &n.kind {
+                NodeKind::MapEntry(m) => Some(m.dynamic_inputs.keys().map(String::as_str)),
+                _ => None,
+            })
+            .flatten()
+            .filter(|n| undefined.iter().any(|u| u == n))
+            .collect();
+        if !dynamic.is_empty() {
+            let dims: Vec<usize> = sub
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| {
+                    let mut hit = false;
+                    for x in [&r.start, &r.end, &r.step] {
+                        x.visit_names(&mut |n| hit |= dynamic.contains(&n));
+                    }
+                    hit
+                })
+                .map(|(d, _)| d)
+                .collect();
+            widen.push((idx, dims));
+        }
         let mut replace = Vec::new();
         for u in undefined {
             let mut values = st
@@ -128,6 +168,23 @@ fn repair_state(st: &mut State, names: &HashSet<String>) {
         }
         if !replace.is_empty() {
             fixes.push((idx, replace));
+        }
+    }
+    for (idx, dims) in widen {
+        let m = &mut st.edges[idx].memlet;
+        let Some(d) = m.data.as_ref().and_then(|n| arrays.get(n)) else {
+            continue;
+        };
+        let Some(sub) = m.subset.as_mut() else {
+            continue;
+        };
+        if sub.len() != d.shape.len() {
+            continue;
+        }
+        for k in dims {
+            sub[k].start = Expr::Int(0);
+            sub[k].end = Expr::bin(BinaryOp::Sub, d.shape[k].clone(), Expr::Int(1));
+            sub[k].step = Expr::Int(1);
         }
     }
     for (idx, replace) in fixes {
