@@ -92,6 +92,16 @@ def axpy_slices(x: dace.float64[N], y: dace.float64[N], a: dace.float64):
     y[1:] = a * x[:-1] + y[1:]
 
 
+# 4-byte rows of 4,400 bytes: sdfgc pads the transient that each update
+# goes through (rows of 4 KiB or more), which is then copied back row by
+# row; the symbolic comparisons of the copy must not take the padded row
+# for M (below 1,024 elements it is M).
+@program(N=3, M=1100)
+def padded_rows_copy(A: dace.int32[N, M], B: dace.float32[N, M]):
+    A[:] = np.minimum(A, np.add.outer(A[:, 0], A[0, :]))
+    B[:] = np.maximum(B, np.add.outer(B[:, 1], B[1, :]) * np.float32(0.5))
+
+
 @program
 def reverse_step(x: dace.float64[N], y: dace.float64[N]):
     y[:] = x[::-1]

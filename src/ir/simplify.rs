@@ -459,13 +459,17 @@ pub fn probably_equal(a: &Expr, b: &Expr) -> bool {
     })
 }
 
-/// True if the expression has a `Min`, `Max`, `Abs` or conditional in it.
-fn piecewise(e: &Expr) -> bool {
+/// True if the expression has a `Min`, `Max`, `Abs`, padded stride or
+/// conditional in it: functions whose value at a few small samples says
+/// nothing of the others (`sdfgc_pad_stride(N, 4, 4096)` is `N` below
+/// N = 1024 only).
+pub fn piecewise(e: &Expr) -> bool {
     match e {
         Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => false,
         Expr::Ternary(..) => true,
         Expr::Call(f, args) => {
-            matches!(f, Func::Min | Func::Max | Func::Abs) || args.iter().any(piecewise)
+            matches!(f, Func::Min | Func::Max | Func::Abs | Func::PadStride)
+                || args.iter().any(piecewise)
         }
         Expr::Unary(_, a) => piecewise(a),
         Expr::Binary(_, a, b) => piecewise(a) || piecewise(b),
@@ -490,6 +494,14 @@ mod tests {
         ));
         assert!(probably_equal(&p("Max(0, K - K0)"), &p("Max(0, K - K0)")));
         assert!(probably_equal(&p("N**2"), &p("N*N")));
+        // A padded row equals its extent at every sample (all under 4 KiB)
+        // and differs from N = 1024 on: never equal but structurally.
+        let padded = Expr::Call(
+            Func::PadStride,
+            vec![Expr::Sym("N".into()), Expr::Int(4), Expr::Int(4096)],
+        );
+        assert!(!probably_equal(&padded, &p("N")));
+        assert!(probably_equal(&padded, &padded.clone()));
     }
 
     fn p(s: &str) -> Expr {

@@ -166,6 +166,53 @@ pub(crate) fn one_run(sides: &CopySides, sd: &DataDesc, dd: &DataDesc) -> bool {
     (row_major(&so) && row_major(&dor)) || (so == dor && paired_dims(ss, ds).is_some())
 }
 
+/// The run-time condition under which a copy that [`one_run`] rejects only
+/// for padded rows (`passes::padding`) is one run after all: each padded
+/// stride of either side equals its unpadded value (rows under the padding
+/// threshold, where `sdfgc_pad_stride(n, ..)` is `n`). None where the copy
+/// is not one run even unpadded, or neither side is padded.
+pub(crate) fn unpadded_one_run(
+    sides: &CopySides,
+    sd: &DataDesc,
+    dd: &DataDesc,
+) -> Option<Vec<Expr>> {
+    let mut pads = Vec::new();
+    let unpad = |d: &DataDesc, pads: &mut Vec<Expr>| DataDesc {
+        strides: d.strides.iter().map(|s| unpadded(s, pads)).collect(),
+        ..d.clone()
+    };
+    let (su, du) = (unpad(sd, &mut pads), unpad(dd, &mut pads));
+    if pads.is_empty() || !one_run(sides, &su, &du) {
+        return None;
+    }
+    let mut conds: Vec<Expr> = Vec::new();
+    for p in pads {
+        let Expr::Call(_, args) = &p else {
+            unreachable!("pads holds PadStride calls")
+        };
+        let c = Expr::bin(BinaryOp::Eq, p.clone(), args[0].clone());
+        if !conds.contains(&c) {
+            conds.push(c);
+        }
+    }
+    Some(conds)
+}
+
+/// `e` with every padded stride replaced by its unpadded row (the first
+/// argument of `sdfgc_pad_stride`); the calls replaced are added to `pads`.
+fn unpadded(e: &Expr, pads: &mut Vec<Expr>) -> Expr {
+    match e {
+        Expr::Call(Func::PadStride, args) => {
+            pads.push(e.clone());
+            unpadded(&args[0], pads)
+        }
+        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| unpadded(a, pads)).collect()),
+        Expr::Unary(op, a) => Expr::Unary(*op, Box::new(unpadded(a, pads))),
+        Expr::Binary(op, a, b) => Expr::bin(*op, unpadded(a, pads), unpadded(b, pads)),
+        _ => e.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

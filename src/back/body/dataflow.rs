@@ -691,17 +691,43 @@ impl FnWriter<'_> {
         }
         let sides = self.copy_sides(&e.memlet, src, dst);
         self.out.line(format!("// copy {src} -> {dst}"));
-        if self.contiguous_copy(e, src, dst, &sides) {
+        if self.contiguous_copy(e, src, dst, &sides, false) {
             return Ok(());
         }
+        // Padded rows: one memcpy while the rows are under the padding
+        // threshold (their strides unpadded), element loops beyond it.
+        let (sd, dd) = (&self.sdfg.arrays[src], &self.sdfg.arrays[dst]);
+        if self.memcpy_candidate(e, src, dst, &sides)
+            && let Some(conds) = copies::unpadded_one_run(&sides, sd, dd)
+        {
+            let cond: Vec<String> = conds.iter().map(|c| self.sym(c)).collect();
+            self.out.open(format!("if ({})", cond.join(" && ")));
+            self.contiguous_copy(e, src, dst, &sides, true);
+            self.out.close_with(" else {");
+            self.out.indent_in();
+            self.element_copy(e, src, dst, &sides)?;
+            self.out.close();
+            return Ok(());
+        }
+        self.element_copy(e, src, dst, &sides)
+    }
+
+    /// A host copy written as loops over the elements (see [`Self::copy_loops`]).
+    fn element_copy(
+        &mut self,
+        e: &DataEdge,
+        src: &str,
+        dst: &str,
+        sides: &CopySides,
+    ) -> Result<()> {
         let sd = self.sdfg.arrays[src].clone();
         let dd = self.sdfg.arrays[dst].clone();
         // Two sides that may be one container keep the subsets' own order,
         // one element after the other.
         let may_alias = |d: &DataDesc| matches!(d.kind, DataKind::View | DataKind::Reference);
         let distinct = src != dst && !may_alias(&sd) && !may_alias(&dd);
-        let (src_idx, dst_idx, loops) = self.copy_loops(&sides, &sd, &dd, distinct);
-        let ds = sides.dst;
+        let (src_idx, dst_idx, loops) = self.copy_loops(sides, &sd, &dd, distinct);
+        let ds = &sides.dst;
         let value = self.element(src, &sd, &src_idx);
         let target = self.element(dst, &dd, &dst_idx);
         let stmt = match &e.memlet.wcr {
@@ -716,7 +742,7 @@ impl FnWriter<'_> {
                     None => {
                         let atomic = self.in_parallel
                             && !self.is_private(dst)
-                            && self.wcr_conflicts(dst, &ds);
+                            && self.wcr_conflicts(dst, ds);
                         self.wcr_update(w, &target, &value, dd.dtype, atomic)
                     }
                 }
@@ -764,19 +790,32 @@ impl FnWriter<'_> {
         Ok(())
     }
 
+    /// A host copy of more than one element, of one element type on both
+    /// sides and without write-conflict resolution: one `memcpy` where its
+    /// sides are one run.
+    fn memcpy_candidate(&self, e: &DataEdge, src: &str, dst: &str, c: &CopySides) -> bool {
+        !self.in_kernel
+            && e.memlet.wcr.is_none()
+            && self.sdfg.arrays[src].dtype == self.sdfg.arrays[dst].dtype
+            && c.count != Expr::Int(1)
+    }
+
     /// A plain host copy between two contiguous runs of the same element
     /// type laid out alike ([`copies::one_run`]), written as one
     /// `sdfgc_copy` (memcpy; `sdfgc_move` where both sides may be parts of
     /// one container). False (nothing written) for any other copy, which the
-    /// caller writes as loops.
-    fn contiguous_copy(&mut self, e: &DataEdge, src: &str, dst: &str, c: &CopySides) -> bool {
+    /// caller writes as loops. `one_run`: the caller has established that
+    /// the sides are one run (at run time: see `copies::unpadded_one_run`).
+    fn contiguous_copy(
+        &mut self,
+        e: &DataEdge,
+        src: &str,
+        dst: &str,
+        c: &CopySides,
+        one_run: bool,
+    ) -> bool {
         let (sd, dd) = (&self.sdfg.arrays[src], &self.sdfg.arrays[dst]);
-        if self.in_kernel
-            || e.memlet.wcr.is_some()
-            || sd.dtype != dd.dtype
-            || c.count == Expr::Int(1)
-            || !copies::one_run(c, sd, dd)
-        {
+        if !self.memcpy_candidate(e, src, dst, c) || !(one_run || copies::one_run(c, sd, dd)) {
             return false;
         }
         let may_alias = |d: &DataDesc| matches!(d.kind, DataKind::View | DataKind::Reference);
