@@ -676,6 +676,8 @@ class Gen:
         if elem:
             if v.name in ctx.get("written", ()):
                 raise Reject("written twice in a map")
+            if v.name in ctx.get("read", ()):
+                raise Reject("read by an earlier statement of the map")
             if ctx.get("map") and not aug:
                 # every map variable once in the index: each iteration its own element
                 target = self.map_index(v, ctx)
@@ -902,6 +904,9 @@ class Gen:
                 s = self.s_assign(sub, depth - 1, aug=r.random() < 0.25)
                 s.effect(self.env)
                 b.append(s)
+                # what a statement reads, no later one writes: another
+                # iteration's write would race with this read
+                sub.setdefault("read", set()).update(re.findall(r"[A-Za-z_]\w*", " ".join(s.render(""))))
             except Reject:
                 pass
         self.env = env0
