@@ -476,6 +476,21 @@ pub struct Tasklet {
     pub state_fields: Vec<String>,
 }
 
+/// The cuSOLVER library nodes ([`LibraryKind::Solver`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverOp {
+    /// LU factorization with partial pivoting (`_xin` -> `_xout`, `_ipiv`, `_res`).
+    Getrf,
+    /// Solve with LU factors (`_a`, `_rhs_in`, `_ipiv` -> `_rhs_out`, `_res`).
+    Getrs,
+    /// Cholesky factorization (`_xin` -> `_xout`, `_res`).
+    Potrf,
+    /// `_b`: the Cholesky factor of `_a`, the other triangle zero.
+    Cholesky,
+    /// `_bout`: the solution of `_ain @ X = _bin`.
+    Solve,
+}
+
 /// `NestedSDFG` attributes.
 #[derive(Clone, Debug)]
 pub struct NestedSdfg {
@@ -599,6 +614,16 @@ pub enum LibraryKind {
         inverse: bool,
         /// The normalisation factor.
         factor: Expr,
+    },
+    /// DaCe's LAPACK and linalg nodes with implementation `cuSolverDn`
+    /// (`dace.libraries.lapack.nodes` Getrf, Getrs, Potrf;
+    /// `dace.libraries.linalg.nodes` Cholesky, Solve): cuSOLVER calls on
+    /// device data, as DaCe's expansions make them.
+    Solver {
+        /// The node.
+        op: SolverOp,
+        /// Potrf and Cholesky: factor the lower triangle (DaCe's `lower`).
+        lower: bool,
     },
     /// gt4py's `ReduceWithSkipValues`: `output = fold(wcr, init, [mask[k] !=
     /// -1 ? input[k] : identity for k < max_neighbors])`, one output element.

@@ -108,6 +108,17 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
         opts.blas,
         opts.target != crate::options::Target::Cpp,
     )?;
+    if opts.target == crate::options::Target::Hip
+        && let Some(l) = crate::back::gpu::libs::used(&sdfg).first()
+    {
+        return Err(crate::diag::Error::unsupported(
+            "",
+            format!(
+                "{} calls (DaCe's environment {}) on --target hip: not implemented (use --target cuda)",
+                l.name, l.environment
+            ),
+        ));
+    }
     let cublas_calls = expand::blascall::cublas_in(&sdfg);
     let mpi_calls = expand::mpi::mpi_in(&sdfg);
     // Offloading sees expanded library nodes: they become kernels too.

@@ -402,6 +402,22 @@ impl Reader {
                     permutation: axes("permutation")?,
                 }
             }
+            "Getrf" | "Getrs" | "Potrf" | "Cholesky" | "Solve"
+                if (classpath.contains("libraries.lapack.")
+                    || classpath.contains("libraries.linalg."))
+                    && text("implementation").as_deref() == Some("cuSolverDn") =>
+            {
+                LibraryKind::Solver {
+                    op: match class {
+                        "Getrf" => SolverOp::Getrf,
+                        "Getrs" => SolverOp::Getrs,
+                        "Potrf" => SolverOp::Potrf,
+                        "Cholesky" => SolverOp::Cholesky,
+                        _ => SolverOp::Solve,
+                    },
+                    lower: !matches!(member(attrs, "lower"), Some(Json::Bool(false))),
+                }
+            }
             "FFT" | "IFFT" if classpath.contains("libraries.fft.") => LibraryKind::Fft {
                 inverse: class == "IFFT",
                 factor: opt("factor")?.unwrap_or(Expr::Int(1)),

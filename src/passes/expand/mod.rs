@@ -11,12 +11,15 @@
 //!
 //! One file per node family: [`blas`] (MatMul, Dot, Gemv, Gemm, Ger, Axpy,
 //! BatchedMatMul), [`einsum`] (Einsum), [`linalg`] (TensorDot), [`fft`]
-//! (FFT, IFFT), [`standard`] (Reduce, Transpose, TensorTranspose),
+//! (FFT, IFFT), [`cusolver`] (Getrf, Getrs, Potrf, Cholesky, Solve of
+//! implementation cuSolverDn: cuSOLVER calls), [`standard`] (Reduce,
+//! Transpose, TensorTranspose),
 //! [`gt4py`] (gt4py's ReduceWithSkipValues); [`build`] holds the common shape.
 
 mod blas;
 pub mod blascall;
 mod build;
+pub mod cusolver;
 mod einsum;
 mod fft;
 mod gt4py;
@@ -184,6 +187,19 @@ fn expand_state(
             }
             continue;
         }
+        if let LibraryKind::Solver { op, lower } = lib.kind {
+            let mut b = Builder::new(st, arrays, id, in_map, cx.serial);
+            cx.serial += 1;
+            if !cx.gpu {
+                return Err(b.unsupported(
+                    "cuSolverDn on a CPU target (cuSOLVER takes GPU data: use --target cuda)",
+                ));
+            }
+            let t = cusolver::call(&mut b, op, lower)?;
+            drop(b);
+            st.nodes[id.index()].kind = NodeKind::Tasklet(t);
+            continue;
+        }
         if cx.blas != Blas::None
             && matches!(
                 lib.kind,
@@ -255,7 +271,9 @@ fn expand_state(
                 init,
                 [input_conn, mask_conn, output_conn],
             )?,
-            LibraryKind::Mpi { .. } => unreachable!("expanded above"),
+            LibraryKind::Mpi { .. } | LibraryKind::Solver { .. } => {
+                unreachable!("expanded above")
+            }
         }
         b.finish()?;
     }
