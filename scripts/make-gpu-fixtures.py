@@ -478,6 +478,112 @@ def cublas_zgemm(_rng):
                variant='gpu.sdfg')  # CUDA only: HIP has no cuBLAS
 
 
+def cusolver(_rng):
+    """DaCe's cuSOLVER expansions (implementation cuSolverDn): X = solve(A, B)
+    for a general float64 A and three right-hand sides (linalg Solve: A and B
+    transposed into column-major scratch, getrf with partial pivoting, getrs,
+    X transposed back) and L = cholesky(S) for a Hermitian positive definite
+    complex128 S (linalg Cholesky: zpotrf of the transposed lower triangle,
+    the upper triangle of L zeroed), on the GPU copies of the host arrays
+    that DaCe's GPU transformation makes (as linalg_*_test do)."""
+    from dace.libraries.linalg import Cholesky, Solve
+    N, R = dace.symbol('N', dace.int32), dace.symbol('R', dace.int32)
+    sdfg = dace.SDFG('gpu_cusolver')
+    arrays = {'A': ([N, N], dace.float64), 'B': ([N, R], dace.float64), 'X': ([N, R], dace.float64),
+              'S': ([N, N], dace.complex128), 'L': ([N, N], dace.complex128)}
+    for name, (shape, dt) in arrays.items():
+        sdfg.add_array(name, shape, dt)
+    st = sdfg.add_state('solve')
+    solve = Solve('solve')
+    solve.implementation = 'cuSolverDn'
+    chol = Cholesky('cholesky', lower=True)
+    chol.implementation = 'cuSolverDn'
+    whole = lambda n: Memlet.from_array(n, sdfg.arrays[n])
+    st.add_edge(st.add_read('A'), None, solve, '_ain', whole('A'))
+    st.add_edge(st.add_read('B'), None, solve, '_bin', whole('B'))
+    st.add_edge(solve, '_bout', st.add_write('X'), None, whole('X'))
+    st.add_edge(st.add_read('S'), None, chol, '_a', whole('S'))
+    st.add_edge(chol, '_b', st.add_write('L'), None, whole('L'))
+
+    rng = np.random.default_rng(SEED + 20)
+    n, r = 6, 3
+    a = rng.standard_normal((n, n))
+    b = rng.standard_normal((n, r))
+    m = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    s = m @ m.conj().T + n * np.eye(n)
+    write_case(sdfg, 'cusolver', cusolver.__doc__, {'N': n, 'R': r}, {'A': a, 'B': b, 'S': s},
+               {'X': np.linalg.solve(a, b), 'L': np.linalg.cholesky(s)}, (1e-10, 1e-12),
+               ['cusolver', 'library_node', 'complex'], variant='gpu.sdfg')
+
+
+def cusparse_csrmv(_rng):
+    """DaCe's cuSPARSE expansion of CSRMV (csrmv_test): C = 2 A B for a CSR
+    float32 A on host arrays: a nested SDFG copies the operands to GPU
+    transients and a C++ tasklet calls cusparseCreateCsr, cusparseSpMV with
+    host-mode alpha and beta, checked by dace::sparse::CheckCusparseError,
+    with DaCe's cuSPARSE handle."""
+    from scipy.sparse import csr_matrix
+    from dace.libraries.sparse import CSRMV
+    N, M, NNZ = (dace.symbol(s, dace.int32) for s in ('N', 'M', 'NNZ'))
+    sdfg = dace.SDFG('gpu_cusparse_csrmv')
+    sdfg.add_array('A_val', [NNZ], dace.float32)
+    sdfg.add_array('A_row', [N + 1], dace.int32)
+    sdfg.add_array('A_col', [NNZ], dace.int32)
+    sdfg.add_array('B', [M], dace.float32)
+    sdfg.add_array('C', [N], dace.float32)
+    st = sdfg.add_state('spmv')
+    node = CSRMV('csrmv', alpha=2.0, beta=0.0)
+    node.implementation = 'cuSPARSE'
+    st.add_node(node)
+    for name, conn in (('A_val', '_a_vals'), ('A_row', '_a_rows'), ('A_col', '_a_cols'), ('B', '_b')):
+        st.add_edge(st.add_read(name), None, node, conn, Memlet.from_array(name, sdfg.arrays[name]))
+    st.add_edge(node, '_c', st.add_write('C'), None, Memlet.from_array('C', sdfg.arrays['C']))
+    sdfg.expand_library_nodes()
+
+    rng = np.random.default_rng(SEED + 21)
+    n, m = 16, 8
+    dense = (rng.random((n, m)) * (rng.random((n, m)) < 0.4)).astype(np.float32)
+    dense[5] = 0  # an empty row
+    a = csr_matrix(dense)
+    b = rng.random(m).astype(np.float32)
+    c = rng.random(n).astype(np.float32)  # beta = 0: not read
+    write_case(sdfg, 'cusparse_csrmv', cusparse_csrmv.__doc__, {'N': n, 'M': m, 'NNZ': int(a.nnz)},
+               {'A_val': a.data.astype(np.float32), 'A_row': a.indptr.astype(np.int32),
+                'A_col': a.indices.astype(np.int32), 'B': b, 'C': c},
+               {'C': (2.0 * (dense.astype(np.float64) @ b.astype(np.float64))).astype(np.float32)}, (1e-5, 1e-6),
+               ['cusparse', 'library_node', 'nested_sdfg'], gpu_transform=False, variant='gpu.sdfg')
+
+
+def cufft(_rng):
+    """DaCe's cuFFT expansions (fft_test::test_cufft_twoplans): np.fft.fft of a
+    complex128 vector and np.fft.ifft(norm='forward') of a complex64 one, each
+    a C++ tasklet calling cufftXtExec on a plan that is a state field, made
+    (cufftMakePlan1d, Z2Z and C2C) in the tasklets' init code."""
+    import dace.libraries.fft as fftlib
+
+    @dace.program
+    def gpu_cufft(x: dace.complex128[210], y: dace.complex64[19]):
+        return np.fft.fft(x), np.fft.ifft(y, norm='forward')
+
+    sdfg = gpu_cufft.to_sdfg()
+
+    def expand(sdfg):
+        fftlib.FFT.default_implementation = 'cuFFT'
+        fftlib.IFFT.default_implementation = 'cuFFT'
+        try:
+            sdfg.expand_library_nodes()
+        finally:
+            fftlib.FFT.default_implementation = 'pure'
+            fftlib.IFFT.default_implementation = 'pure'
+
+    rng = np.random.default_rng(SEED + 22)
+    x = rng.random(210) + 1j * rng.random(210)
+    y = (rng.random(19) + 1j * rng.random(19)).astype(np.complex64)
+    write_case(sdfg, 'cufft', cufft.__doc__, {}, {'x': x, 'y': y},
+               {'__return_0': np.fft.fft(x), '__return_1': np.fft.ifft(y, norm='forward').astype(np.complex64)},
+               (1e-5, 1e-6), ['cufft', 'library_node', 'complex'], after_gpu=expand, variant='gpu.sdfg')
+
+
 def persistent_device_maps(_rng):
     """A GPU_Persistent map over an empty range holding two GPU_Device maps, t[i] = a[i]^2 then
     b[i] = t[N - 1 - i] + a[i] (the second reads what other points of the first wrote): DaCe's
@@ -656,7 +762,8 @@ def nested_dynamic_map(_rng):
 
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm, persistent_device_maps, half_kernel, half_vectors, nested_dynamic_map]
+         tb_runtime_size, cublas_zgemm, cusolver, cusparse_csrmv, cufft, persistent_device_maps, half_kernel,
+         half_vectors, nested_dynamic_map]
 
 if __name__ == '__main__':
     import sys
