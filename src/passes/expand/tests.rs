@@ -601,3 +601,38 @@ fn fft_factors_divide_in_floating_point() {
     assert!(code.contains("sin("), "{code}");
     assert!(!code.contains("1 / N"), "{code}");
 }
+
+/// DaCe's cuSolverDn nodes (fixtures/gpu/cusolver: linalg Solve and
+/// Cholesky) become one cuSOLVER tasklet each in DaCe's environment on a
+/// GPU target, transposing into column-major scratch as DaCe's nested
+/// expansions do; on a CPU target they are refused by name.
+#[test]
+fn cusolver_nodes_become_cusolver_calls_on_gpu_targets() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/gpu/cusolver/gpu.sdfg");
+    let load = || crate::driver::load_valid(&p).expect("fixture loads");
+    let mut sdfg = load();
+    expand_for(&mut sdfg, crate::options::Blas::None, true).unwrap();
+    let mut envs = Vec::new();
+    for st in all_states(&sdfg) {
+        for n in &st.nodes {
+            assert!(!matches!(n.kind, NodeKind::Library(_)), "{}", n.label);
+            if let NodeKind::Tasklet(t) = &n.kind {
+                envs.extend(t.environments.iter().cloned());
+            }
+        }
+    }
+    assert_eq!(envs, vec![cusolver::ENVIRONMENT.to_string(); 2]);
+    let code = tasklet_code(&sdfg).join("\n");
+    for call in [
+        "cusolverDnDgetrf(__dace_cusolverDn_handle, N, N, __ainout, N, __dace_workspace, __pivots, __info)",
+        "cusolverDnDgetrs(__dace_cusolverDn_handle, CUBLAS_OP_N, N, R, __ainout, N, __pivots, __binout, N, __info)",
+        "cusolverDnZpotrf(__dace_cusolverDn_handle, CUBLAS_FILL_MODE_LOWER, N, __bt, N, __dace_workspace, __dace_workspace_size, __info)",
+        "__state->cusolverDn_handle.Get(__dace_cuda_device)",
+    ] {
+        assert!(code.contains(call), "{call}\n{code}");
+    }
+    let err = expand(&mut load(), crate::options::Blas::None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cuSolverDn on a CPU target"), "{err}");
+}
