@@ -760,10 +760,46 @@ def nested_dynamic_map(_rng):
                after_gpu=schedules)
 
 
+def fused_mixed_tb(_rng):
+    """DaCe's kernel_fusion_cudatest::test_fused_mixedtb: one GPU_Device map
+    over rows i holds two GPU_Device maps, the first with a thread-block map
+    (tmp[i, 2j + k] = 5 * A[i, 31 - 2j - k], k over 2 threads), the second
+    without (B[i, j] = tmp[i, j] + 1, the block's first thread). tmp, a
+    GPU_Global transient of lifetime SDFG, carries values between the
+    block's threads: global memory and a barrier between the maps, not one
+    copy per thread."""
+    rng = np.random.default_rng(SEED + 19)
+    dims = (4, 32)
+    sdfg = dace.SDFG('gpu_fused_mixed_tb')
+    sdfg.add_array('hA', dims, dace.float64)
+    sdfg.add_transient('A', dims, dace.float64, storage=dace.StorageType.GPU_Global)
+    sdfg.add_transient('tmp', dims, dace.float64, storage=dace.StorageType.GPU_Global,
+                       lifetime=dace.AllocationLifetime.SDFG)
+    sdfg.add_transient('B', dims, dace.float64, storage=dace.StorageType.GPU_Global)
+    sdfg.add_array('hB', dims, dace.float64)
+    state = sdfg.add_state()
+    fme, fmx = state.add_map('fused_kernel', dict(i='0:4'), dace.ScheduleType.GPU_Device)
+    ime1, imx1 = state.add_map('kernel_a', dict(j='0:16'), dace.ScheduleType.GPU_Device)
+    ime2, imx2 = state.add_map('kernel_b', dict(j='0:32'), dace.ScheduleType.GPU_Device)
+    tbme, tbmx = state.add_map('block_a', dict(k='0:2'), dace.ScheduleType.GPU_ThreadBlock)
+    t1 = state.add_tasklet('code_a', {'a'}, {'t'}, 't = a * 5')
+    t2 = state.add_tasklet('code_b', {'t'}, {'b'}, 'b = t + 1')
+    a, tmp, b = state.add_access('A'), state.add_access('tmp'), state.add_access('B')
+    state.add_nedge(state.add_read('hA'), a, Memlet('A'))
+    state.add_nedge(b, state.add_write('hB'), Memlet('B'))
+    state.add_memlet_path(a, fme, ime1, tbme, t1, dst_conn='a', memlet=Memlet('A[i, 31 - (j*2 + k)]'))
+    state.add_memlet_path(t1, tbmx, imx1, tmp, src_conn='t', memlet=Memlet('tmp[i, j*2 + k]'))
+    state.add_memlet_path(tmp, ime2, t2, dst_conn='t', memlet=Memlet('tmp[i, j]'))
+    state.add_memlet_path(t2, imx2, fmx, b, src_conn='b', memlet=Memlet('B[i, j]'))
+    ha = rng.random(dims)
+    write_case(sdfg, 'fused_mixed_tb', fused_mixed_tb.__doc__, {}, {'hA': ha}, {'hB': ha[:, ::-1] * 5 + 1},
+               (1e-14, 1e-15), ['gpu_map', 'thread_block', 'nested_gpu_map'], gpu_transform=False)
+
+
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
          tb_runtime_size, cublas_zgemm, cusolver, cusparse_csrmv, cufft, persistent_device_maps, half_kernel,
-         half_vectors, nested_dynamic_map]
+         half_vectors, nested_dynamic_map, fused_mixed_tb]
 
 if __name__ == '__main__':
     import sys

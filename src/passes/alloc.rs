@@ -727,8 +727,17 @@ fn plan_sdfg(sdfg: &Sdfg, cx: &Ctx, p: &mut AllocPlan) -> Result<()> {
                 // A device array used in a host map (`--host-map`) outside its
                 // kernels is allocated at state level, not as a host local.
                 let host_device = d.storage.is_gpu() && !in_gpu;
+                // A GPU_Global array in a kernel with thread-block maps may
+                // carry values between the block's threads (written in a
+                // thread-block map, read by the block's code after it:
+                // kernel_fusion_cudatest's fused kernels): global memory, as
+                // DaCe allocates it, never one copy per thread.
+                let block_shared = d.storage == Storage::GpuGlobal
+                    && in_gpu
+                    && kernel_has_thread_blocks(st, entry);
                 (!any_in_gpu || in_gpu)
                     && !host_device
+                    && !block_shared
                     && (one_scope || stack || in_gpu || in_parallel_map(st, entry))
             },
         );
@@ -1211,6 +1220,26 @@ fn scope_of(
         }
         Some(Site::State { path, .. }) => AllocScope::State(path.clone()),
     }
+}
+
+/// True if the outermost GPU kernel map around `entry` (or `entry` itself)
+/// holds a thread-block map.
+fn kernel_has_thread_blocks(st: &State, entry: NodeId) -> bool {
+    let kernel = std::iter::once(entry)
+        .chain(st.enclosing_scopes(entry))
+        .filter(|s| {
+            matches!(&st.nodes[s.index()].kind,
+                NodeKind::MapEntry(m) if matches!(m.schedule, Schedule::GpuDevice | Schedule::GpuDefault))
+        })
+        .last();
+    let Some(kernel) = kernel else {
+        return false;
+    };
+    st.nodes.iter().enumerate().any(|(i, n)| {
+        matches!(&n.kind, NodeKind::MapEntry(m)
+            if matches!(m.schedule, Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic))
+            && st.is_below(NodeId(i as u32), kernel)
+    })
 }
 
 /// True if `entry` is (inside) a map whose iterations run in parallel.
