@@ -85,10 +85,20 @@ fn run_one(
     let outs =
         sdfgc::driver::generate(&dir.join(variant), &opts).map_err(|e| format!("generate: {e}"))?;
     sdfgc::driver::write_outputs(work, &outs).map_err(|e| e.to_string())?;
-    let (name, _) = outs
+    let (name, text) = outs
         .iter()
         .find(|(n, _)| n.ends_with(".cu"))
         .ok_or("no .cu file")?;
+    // The libraries the file calls (cuBLAS, cuSOLVER, ...), from its build line.
+    let libs: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("// Build: "))
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|w| w.starts_with("-l"))
+                .collect()
+        })
+        .unwrap_or_default();
     let lib = work.join("lib.so");
     let arch = std::env::var("SDFGC_GPU_ARCH").unwrap_or_else(|_| "native".into());
     let cc = Command::new(nvcc)
@@ -103,6 +113,7 @@ fn run_one(
         .arg(work.join(name))
         .arg("-o")
         .arg(&lib)
+        .args(&libs)
         .output()
         .map_err(|e| format!("cannot run nvcc: {e}"))?;
     if !cc.status.success() {
