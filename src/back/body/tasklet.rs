@@ -1017,8 +1017,15 @@ impl<'a> FnWriter<'a> {
                             && !self.is_private(data)
                             && self.wcr_conflicts(data, sub),
                     });
-                    self.out
-                        .line(format!("{} * {var} = {ptr};", d.dtype.ctype()));
+                    // A library's output its call writes through another
+                    // connector (DaCe's Potrf: `_xout` is `_xin`'s memory).
+                    let unused = crate::back::gpu::libs::lib_of(t).is_some()
+                        && !crate::back::cpp::uses_identifier(&t.code.code, c);
+                    self.out.line(format!(
+                        "{}{} * {var} = {ptr};",
+                        if unused { "[[maybe_unused]] " } else { "" },
+                        d.dtype.ctype()
+                    ));
                     conns.insert(
                         c.clone(),
                         Conn {
