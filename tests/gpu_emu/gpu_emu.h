@@ -648,6 +648,9 @@ template <typename T>
 struct SdfgcEmuSharedRef {
     SdfgcEmuSharedArray *a;
     std::size_t i;
+    SdfgcEmuSharedRef(SdfgcEmuSharedArray *a_, std::size_t i_) : a(a_), i(i_) {}
+    // Declared, as the assignment below is (-Wextra's deprecated-copy).
+    SdfgcEmuSharedRef(const SdfgcEmuSharedRef &) = default;
     T *p() const { return static_cast<T *>(a->data) + i; }
     operator T() const {
         sdfgc_emu_shared_access(a, i, false);

@@ -535,13 +535,12 @@ impl FnWriter<'_> {
             r
         })?;
         let threads = block[0] * block[1] * block[2];
+        let head = head.finish();
+        let code = format!("{}{head}{body}", iface.prologue);
         let text = format!(
-            "// GPU map {}\n__global__ void __launch_bounds__({threads}) {name}({}) {{\n{}{}{}}}\n",
+            "// GPU map {}\n__global__ void __launch_bounds__({threads}) {name}({}) {{\n{code}}}\n",
             m.label,
-            iface.params.join(", "),
-            iface.prologue,
-            head.finish(),
-            body
+            unused_marked(&iface.params, &code).join(", "),
         );
         self.shared.functions.push(text);
         // The launch.
@@ -620,11 +619,11 @@ impl FnWriter<'_> {
         let iface = self.interface(ctx, &[id], &[])?;
         let name = self.kernel_name(&node.label);
         let body = self.device_body(|w| w.scope(ctx, &[id]))?;
+        let code = format!("{}{body}", iface.prologue);
         let text = format!(
-            "// {} on the device (one thread)\n__global__ void __launch_bounds__(1) {name}({}) {{\n{}{body}}}\n",
+            "// {} on the device (one thread)\n__global__ void __launch_bounds__(1) {name}({}) {{\n{code}}}\n",
             node.label,
-            iface.params.join(", "),
-            iface.prologue
+            unused_marked(&iface.params, &code).join(", "),
         );
         self.shared.functions.push(text);
         self.out
@@ -852,4 +851,21 @@ fn same_subset(a: &Subset, b: &Subset) -> bool {
         && a.iter()
             .zip(b)
             .all(|(x, y)| crate::ir::simplify::probably_equal(&x.end, &y.end))
+}
+
+/// A kernel's parameters, those its code never names `[[maybe_unused]]`
+/// (a container's shape symbol that no index needs, a container only a
+/// dimension of a memlet names): clean under `-Wextra`'s unused-parameter.
+fn unused_marked(params: &[String], code: &str) -> Vec<String> {
+    params
+        .iter()
+        .map(|p| {
+            let name = p.rsplit(' ').next().unwrap_or_default();
+            if name.is_empty() || crate::back::cpp::uses_identifier(code, name) {
+                p.clone()
+            } else {
+                format!("[[maybe_unused]] {p}")
+            }
+        })
+        .collect()
 }
