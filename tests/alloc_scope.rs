@@ -141,6 +141,19 @@ fn expected(sdfg: &Sdfg, in_kernel: bool, out: &mut Vec<Expected>) {
                 let NodeKind::MapEntry(m) = &st.nodes[map.index()].kind else {
                     unreachable!()
                 };
+                // A GPU_Global array in a kernel with thread-block maps is
+                // global memory that the block's threads share (DaCe's
+                // allocation; fixtures/gpu/fused_mixed_tb), not a thread's.
+                let block_shared = *gpu
+                    && d.storage == Storage::GpuGlobal
+                    && st.nodes.iter().enumerate().any(|(i, n)| {
+                        matches!(&n.kind, NodeKind::MapEntry(m)
+                            if matches!(m.schedule, Schedule::GpuThreadBlock | Schedule::GpuThreadBlockDynamic))
+                            && st.is_below(NodeId(i as u32), *map)
+                    });
+                if block_shared {
+                    continue;
+                }
                 out.push((sdfg.id, name.clone(), m.label.clone(), *gpu));
             }
         }
