@@ -476,6 +476,36 @@ pub struct Tasklet {
     pub state_fields: Vec<String>,
 }
 
+impl Tasklet {
+    /// A C++ tasklet of `code` alone (no file-scope, init or exit code, no
+    /// state members, no side effects): the library calls sdfgc's expansions
+    /// write, in the DaCe `environments` they call into.
+    pub fn cpp(
+        code: &str,
+        inputs: NameMap<ConnType>,
+        outputs: NameMap<ConnType>,
+        environments: Vec<String>,
+    ) -> Tasklet {
+        let block = |code: &str| CodeBlock {
+            code: code.to_string(),
+            language: Language::Cpp,
+        };
+        Tasklet {
+            code: block(code),
+            stmts: Vec::new(),
+            code_global: block(""),
+            code_init: block(""),
+            code_exit: block(""),
+            side_effects: false,
+            callback: false,
+            inputs,
+            outputs,
+            environments,
+            state_fields: Vec::new(),
+        }
+    }
+}
+
 /// The cuSOLVER library nodes ([`LibraryKind::Solver`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverOp {

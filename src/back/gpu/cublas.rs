@@ -153,31 +153,12 @@ mod tests {
     use super::*;
 
     fn node(code: &str) -> (Node, Tasklet) {
-        let t = Tasklet {
-            code: CodeBlock {
-                code: code.to_string(),
-                language: Language::Cpp,
-            },
-            stmts: Vec::new(),
-            code_global: CodeBlock {
-                code: String::new(),
-                language: Language::Cpp,
-            },
-            code_init: CodeBlock {
-                code: String::new(),
-                language: Language::Cpp,
-            },
-            code_exit: CodeBlock {
-                code: String::new(),
-                language: Language::Cpp,
-            },
-            side_effects: false,
-            callback: false,
-            inputs: NameMap::default(),
-            outputs: NameMap::default(),
-            environments: vec![CUBLAS_ENVIRONMENT.to_string()],
-            state_fields: Vec::new(),
-        };
+        let t = Tasklet::cpp(
+            code,
+            NameMap::default(),
+            NameMap::default(),
+            vec![CUBLAS_ENVIRONMENT.to_string()],
+        );
         let n = Node {
             label: "_MatMult_gemm".into(),
             path: "/nodes/0/nodes/3".into(),

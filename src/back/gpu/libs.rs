@@ -253,23 +253,12 @@ mod tests {
     use super::*;
 
     fn node(code: &str, env: &str) -> (Node, Tasklet) {
-        let block = |c: &str| CodeBlock {
-            code: c.to_string(),
-            language: Language::Cpp,
-        };
-        let t = Tasklet {
-            code: block(code),
-            stmts: Vec::new(),
-            code_global: block(""),
-            code_init: block(""),
-            code_exit: block(""),
-            side_effects: false,
-            callback: false,
-            inputs: NameMap::default(),
-            outputs: NameMap::default(),
-            environments: vec![env.to_string()],
-            state_fields: Vec::new(),
-        };
+        let t = Tasklet::cpp(
+            code,
+            NameMap::default(),
+            NameMap::default(),
+            vec![env.to_string()],
+        );
         let n = Node {
             label: "csrmv".into(),
             path: "/nodes/0/nodes/2".into(),

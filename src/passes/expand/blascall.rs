@@ -280,29 +280,14 @@ fn tasklet(b: &Builder, blas: Blas, code: String, renamed: &[(String, String)]) 
             outputs.insert(o.conn.clone(), ptr);
         }
     }
-    let block = |code: &str| CodeBlock {
-        code: code.to_string(),
-        language: Language::Cpp,
+    // The file includes the header once (the writer, for `--blas`);
+    // cuBLAS calls run on the host with the file's handle and stream.
+    let environments = if blas == Blas::Cublas {
+        vec![CUBLAS_ENVIRONMENT.to_string()]
+    } else {
+        Vec::new()
     };
-    Tasklet {
-        code: block(&code),
-        stmts: Vec::new(),
-        // The file includes the header once (the writer, for `--blas`).
-        code_global: block(""),
-        code_init: block(""),
-        code_exit: block(""),
-        side_effects: false,
-        callback: false,
-        inputs,
-        outputs,
-        // cuBLAS calls run on the host with the file's handle and stream.
-        environments: if blas == Blas::Cublas {
-            vec![CUBLAS_ENVIRONMENT.to_string()]
-        } else {
-            Vec::new()
-        },
-        state_fields: Vec::new(),
-    }
+    Tasklet::cpp(&code, inputs, outputs, environments)
 }
 
 /// Checks that the library can run here: CPU data for OpenBLAS, device

@@ -477,21 +477,10 @@ fn tasklet(b: &Builder, code: String) -> Tasklet {
             outputs.insert(o.conn.clone(), ptr);
         }
     }
-    let block = |code: &str| CodeBlock {
-        code: code.to_string(),
-        language: Language::Cpp,
-    };
-    Tasklet {
-        code: block(code.trim_end()),
-        stmts: Vec::new(),
-        code_global: block(""),
-        code_init: block(""),
-        code_exit: block(""),
-        side_effects: false,
-        callback: false,
+    Tasklet::cpp(
+        code.trim_end(),
         inputs,
         outputs,
-        environments: vec![ENVIRONMENT.to_string()],
-        state_fields: Vec::new(),
-    }
+        vec![ENVIRONMENT.to_string()],
+    )
 }

@@ -795,23 +795,10 @@ fn tasklet(b: &Builder, code: String) -> Tasklet {
             outputs.insert(o.conn.clone(), t);
         }
     }
-    let block = |code: &str| CodeBlock {
-        code: code.to_string(),
-        language: Language::Cpp,
-    };
     Tasklet {
-        code: block(&code),
-        stmts: Vec::new(),
-        code_global: block(""),
-        code_init: block(""),
-        code_exit: block(""),
         // Communication is an effect of its own (a Send writes nothing).
         side_effects: true,
-        callback: false,
-        inputs,
-        outputs,
-        environments: vec![ENVIRONMENT.to_string()],
-        state_fields: Vec::new(),
+        ..Tasklet::cpp(&code, inputs, outputs, vec![ENVIRONMENT.to_string()])
     }
 }
 
