@@ -171,6 +171,20 @@ fn in_place(b: &Builder, i: usize, o: usize) -> Result<()> {
 }
 
 /// Code pieces shared by the calls.
+/// The matrix a factorization (`what`: Getrf, Potrf) overwrites: `_xin`,
+/// in place as `_xout` (the output connector only names its memory), with
+/// cuSOLVER's type letter and C++ type.
+fn factored(b: &mut Builder, code: &mut Code, what: &str) -> Result<(Mat, char, &'static str)> {
+    let xin = b.input("_xin")?;
+    let xout = b.output("_xout")?;
+    let x = mat(b, xin, &format!("{what} input"), false)?;
+    mat(b, xout, &format!("{what} output"), false)?;
+    in_place(b, xin, xout)?;
+    code.line(format!("(void){};  // the input's memory", b.op(xout).conn));
+    let (f, ty) = types(b, b.op(xin).desc.dtype)?;
+    Ok((x, f, ty))
+}
+
 struct Code {
     s: String,
     label: String,
@@ -266,15 +280,9 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
     let mut code = Code::new(b);
     match op {
         SolverOp::Getrf => {
-            let xin = b.input("_xin")?;
-            let xout = b.output("_xout")?;
+            let (x, f, ty) = factored(b, &mut code, "Getrf")?;
             let ipiv = b.output("_ipiv")?;
             let res = b.output("_res")?;
-            let x = mat(b, xin, "Getrf input", false)?;
-            mat(b, xout, "Getrf output", false)?;
-            in_place(b, xin, xout)?;
-            code.line(format!("(void){};  // the input's memory", b.op(xout).conn));
-            let (f, ty) = types(b, b.op(xin).desc.dtype)?;
             let (ipiv, res) = (
                 int_operand(b, ipiv, "pivots")?,
                 int_operand(b, res, "devInfo")?,
@@ -335,14 +343,8 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             );
         }
         SolverOp::Potrf => {
-            let xin = b.input("_xin")?;
-            let xout = b.output("_xout")?;
+            let (x, f, ty) = factored(b, &mut code, "Potrf")?;
             let res = b.output("_res")?;
-            let x = mat(b, xin, "Potrf input", false)?;
-            mat(b, xout, "Potrf output", false)?;
-            in_place(b, xin, xout)?;
-            code.line(format!("(void){};  // the input's memory", b.op(xout).conn));
-            let (f, ty) = types(b, b.op(xin).desc.dtype)?;
             let res = int_operand(b, res, "devInfo")?;
             let (n, ld) = (c(&x.rows), c(&x.ld));
             let a = format!("reinterpret_cast<{ty} *>({})", x.conn);
