@@ -705,20 +705,24 @@ impl FnWriter<'_> {
             self.contiguous_copy(e, src, dst, &sides, true);
             self.out.close_with(" else {");
             self.out.indent_in();
-            self.element_copy(e, src, dst, &sides)?;
+            // Serial: a second parallel region in the file for one copy
+            // (tests/parallel_structure.rs counts them against DaCe's).
+            self.element_copy(e, src, dst, &sides, false)?;
             self.out.close();
             return Ok(());
         }
-        self.element_copy(e, src, dst, &sides)
+        self.element_copy(e, src, dst, &sides, true)
     }
 
-    /// A host copy written as loops over the elements (see [`Self::copy_loops`]).
+    /// A host copy written as loops over the elements (see [`Self::copy_loops`]);
+    /// `may_share`: a large one may be shared out among the threads.
     fn element_copy(
         &mut self,
         e: &DataEdge,
         src: &str,
         dst: &str,
         sides: &CopySides,
+        may_share: bool,
     ) -> Result<()> {
         let sd = self.sdfg.arrays[src].clone();
         let dd = self.sdfg.arrays[dst].clone();
@@ -766,7 +770,8 @@ impl FnWriter<'_> {
         // threads would cost more than the copy. A count known only at run
         // time picks one of two loops (not OpenMP's `if` clause: libgomp
         // allocates a team for each serialized region).
-        let parallel = distinct
+        let parallel = may_share
+            && distinct
             && !loops.is_empty()
             && self.gpu.is_none()
             && !self.in_parallel
