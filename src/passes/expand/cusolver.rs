@@ -253,6 +253,14 @@ impl Code {
     }
 
     /// A workspace for `func` (its `_bufferSize` query with `args`).
+    /// `func` called on `args` and then the workspace and `tail`, its
+    /// workspace sized by `func_bufferSize` on the same `args` first (freed
+    /// by the caller, in DaCe's order).
+    fn call_with_workspace(&mut self, ty: &str, func: &str, args: &str, tail: &str) {
+        self.workspace(ty, func, args);
+        self.call(func, &format!("{args}, __dace_workspace, {tail}"));
+    }
+
     fn workspace(&mut self, ty: &str, func: &str, args: &str) {
         self.line("int __dace_workspace_size = 0;");
         self.call(
@@ -289,14 +297,11 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             );
             let (rows, cols, ld) = (c(&x.rows), c(&x.cols), c(&x.ld));
             let a = format!("reinterpret_cast<{ty} *>({})", x.conn);
-            code.workspace(
+            code.call_with_workspace(
                 ty,
                 &format!("cusolverDn{f}getrf"),
                 &format!("{rows}, {cols}, {a}, {ld}"),
-            );
-            code.call(
-                &format!("cusolverDn{f}getrf"),
-                &format!("{rows}, {cols}, {a}, {ld}, __dace_workspace, {ipiv}, {res}"),
+                &format!("{ipiv}, {res}"),
             );
             code.free("__dace_workspace");
         }
@@ -348,14 +353,11 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             let res = int_operand(b, res, "devInfo")?;
             let (n, ld) = (c(&x.rows), c(&x.ld));
             let a = format!("reinterpret_cast<{ty} *>({})", x.conn);
-            code.workspace(
+            code.call_with_workspace(
                 ty,
                 &format!("cusolverDn{f}potrf"),
                 &format!("{uplo}, {n}, {a}, {ld}"),
-            );
-            code.call(
-                &format!("cusolverDn{f}potrf"),
-                &format!("{uplo}, {n}, {a}, {ld}, __dace_workspace, __dace_workspace_size, {res}"),
+                &format!("__dace_workspace_size, {res}"),
             );
             code.free("__dace_workspace");
         }
@@ -386,14 +388,11 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             code.alloc(ty, "__bt", &format!("({n}) * ({n})"));
             code.alloc("int", "__info", "1");
             code.transpose(ty, "__bt", &n, &pa, &c(&a.ld), &n, &n);
-            code.workspace(
+            code.call_with_workspace(
                 ty,
                 &format!("cusolverDn{f}potrf"),
                 &format!("{uplo}, {n}, __bt, {n}"),
-            );
-            code.call(
-                &format!("cusolverDn{f}potrf"),
-                &format!("{uplo}, {n}, __bt, {n}, __dace_workspace, __dace_workspace_size, __info"),
+                "__dace_workspace_size, __info",
             );
             code.transpose(ty, &po, &c(&o.ld), "__bt", &n, &n, &n);
             let zero = format!(
@@ -442,14 +441,11 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             code.alloc("int", "__info", "1");
             code.transpose(ty, "__ainout", &n, &ptr(&a.conn), &c(&a.ld), &n, &n);
             code.transpose(ty, "__binout", &n, &ptr(&bi.conn), &c(&bi.ld), &n, &nrhs);
-            code.workspace(
+            code.call_with_workspace(
                 ty,
                 &format!("cusolverDn{f}getrf"),
                 &format!("{n}, {n}, __ainout, {n}"),
-            );
-            code.call(
-                &format!("cusolverDn{f}getrf"),
-                &format!("{n}, {n}, __ainout, {n}, __dace_workspace, __pivots, __info"),
+                "__pivots, __info",
             );
             code.call(
                 &format!("cusolverDn{f}getrs"),
