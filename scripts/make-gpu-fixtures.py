@@ -516,6 +516,90 @@ def cusolver(_rng):
                ['cusolver', 'library_node', 'complex'], variant='gpu.sdfg')
 
 
+def cusolver_inv(_rng):
+    """DaCe's cuSOLVER expansion of linalg Inv (implementation cuSolverDn,
+    `_make_sdfg_getrs`: getrf, then getrs of the identity): Ai = inv(A[:, 1:N+1])
+    for a float64 A with two extra columns (leading dimension N+2, copied
+    into a contiguous scratch matrix first), and C = inv(C) in place
+    (`overwrite_a`) for a complex64 C, on the GPU copies of the host arrays.
+    The size symbol is `n`: DaCe 1.0.2's expansion writes its identity map
+    over `0:n` whatever the matrix's size is called (another name leaves
+    `n` undefined: DaCe cannot generate the code; sdfgc uses the size)."""
+    from dace.libraries.linalg import Inv
+    N = dace.symbol('n', dace.int32)
+    sdfg = dace.SDFG('gpu_cusolver_inv')
+    sdfg.add_array('A', [N, N + 2], dace.float64)
+    sdfg.add_array('Ai', [N, N], dace.float64)
+    sdfg.add_array('C', [N, N], dace.complex64)
+    st = sdfg.add_state('inverse')
+    inv = Inv('inv')
+    inv.implementation = 'cuSolverDn'
+    inv_c = Inv('inv_in_place', overwrite_a=True)
+    inv_c.implementation = 'cuSolverDn'
+    st.add_edge(st.add_read('A'), None, inv, '_ain', Memlet('A[0:n, 1:n+1]'))
+    st.add_edge(inv, '_aout', st.add_write('Ai'), None, Memlet('Ai[0:n, 0:n]'))
+    st.add_edge(st.add_read('C'), None, inv_c, '_ain', Memlet('C[0:n, 0:n]'))
+    st.add_edge(inv_c, '_aout', st.add_write('C'), None, Memlet('C[0:n, 0:n]'))
+
+    rng = np.random.default_rng(SEED + 23)
+    n = 7
+    a = rng.standard_normal((n, n + 2)) + n * np.eye(n, n + 2, 1)
+    m = (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)) + n * np.eye(n)).astype(np.complex64)
+    write_case(sdfg, 'cusolver_inv', cusolver_inv.__doc__, {'n': n}, {'A': a, 'C': m},
+               {'Ai': np.linalg.inv(a[:, 1:n + 1]), 'C': np.linalg.inv(m.astype(np.complex128)).astype(np.complex64)},
+               (1e-5, 1e-6), ['cusolver', 'library_node', 'complex'], variant='gpu.sdfg')
+
+
+def cusolver_lapack(_rng):
+    """DaCe's cuSOLVER expansions of the LAPACK nodes (implementation
+    cuSolverDn, as lapack_getrs_test and lapack_potrf_test build them):
+    Getrf of a float32 A in place, then Getrs of a right-hand side vector x
+    in place, and Potrf (lower) of a float64 symmetric positive definite S in
+    place, pivots in a GPU transient, each devInfo an output (0), on the GPU
+    copies of the host arrays. cuSOLVER reads the row-major operands as their transposes:
+    x becomes solve(A^T, x), and S's upper triangle the transposed Cholesky
+    factor (its strict lower triangle is left as it was)."""
+    from dace.libraries.lapack import Getrf, Getrs, Potrf
+    N = dace.symbol('N', dace.int32)
+    sdfg = dace.SDFG('gpu_cusolver_lapack')
+    sdfg.add_array('A', [N, N], dace.float32)
+    sdfg.add_array('x', [N], dace.float32)
+    sdfg.add_array('S', [N, N], dace.float64)
+    sdfg.add_array('pivots', [N], dace.int32, storage=dace.StorageType.GPU_Global, transient=True)
+    for name in ('res_getrf', 'res_getrs', 'res_potrf'):
+        sdfg.add_array(name, [1], dace.int32)
+    st = sdfg.add_state('factor_and_solve')
+    getrf, getrs, potrf = Getrf('getrf'), Getrs('getrs'), Potrf('potrf', lower=True)
+    for node in (getrf, getrs, potrf):
+        node.implementation = 'cuSolverDn'
+    a_in, a_lu, piv = st.add_read('A'), st.add_access('A'), st.add_access('pivots')
+    st.add_edge(a_in, None, getrf, '_xin', Memlet('A[0:N, 0:N]'))
+    st.add_edge(getrf, '_xout', a_lu, None, Memlet('A[0:N, 0:N]'))
+    st.add_edge(getrf, '_ipiv', piv, None, Memlet('pivots[0:N]'))
+    st.add_edge(getrf, '_res', st.add_write('res_getrf'), None, Memlet('res_getrf[0]'))
+    st.add_edge(a_lu, None, getrs, '_a', Memlet('A[0:N, 0:N]'))
+    st.add_edge(piv, None, getrs, '_ipiv', Memlet('pivots[0:N]'))
+    st.add_edge(st.add_read('x'), None, getrs, '_rhs_in', Memlet('x[0:N]'))
+    st.add_edge(getrs, '_rhs_out', st.add_write('x'), None, Memlet('x[0:N]'))
+    st.add_edge(getrs, '_res', st.add_write('res_getrs'), None, Memlet('res_getrs[0]'))
+    st.add_edge(st.add_read('S'), None, potrf, '_xin', Memlet('S[0:N, 0:N]'))
+    st.add_edge(potrf, '_xout', st.add_write('S'), None, Memlet('S[0:N, 0:N]'))
+    st.add_edge(potrf, '_res', st.add_write('res_potrf'), None, Memlet('res_potrf[0]'))
+
+    rng = np.random.default_rng(SEED + 24)
+    n = 6
+    a = (rng.standard_normal((n, n)) + n * np.eye(n)).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    m = rng.standard_normal((n, n))
+    spd = m @ m.T + n * np.eye(n)
+    factor = np.linalg.cholesky(spd)
+    write_case(sdfg, 'cusolver_lapack', cusolver_lapack.__doc__, {'N': n}, {'A': a, 'x': x, 'S': spd},
+               {'x': np.linalg.solve(a.T.astype(np.float64), x).astype(np.float32),
+                'S': np.triu(factor.T) + np.tril(spd, -1),
+                **{r: np.zeros(1, np.int32) for r in ('res_getrf', 'res_getrs', 'res_potrf')}},
+               (1e-4, 1e-5), ['cusolver', 'library_node'], variant='gpu.sdfg')
+
+
 def cusparse_csrmv(_rng):
     """DaCe's cuSPARSE expansion of CSRMV (csrmv_test): C = 2 A B for a CSR
     float32 A on host arrays: a nested SDFG copies the operands to GPU
@@ -798,7 +882,7 @@ def fused_mixed_tb(_rng):
 
 CASES = [const_weights_1d, const_table_2d, const_nested_loop, warp_reduce, nested_symbol_buckets,
          dynamic_row_buffer, block_reduce, host_cpp_device, host_scalar_nested, dynamic_tb_rows,
-         tb_runtime_size, cublas_zgemm, cusolver, cusparse_csrmv, cufft, persistent_device_maps, half_kernel,
+         tb_runtime_size, cublas_zgemm, cusolver, cusolver_inv, cusolver_lapack, cusparse_csrmv, cufft, persistent_device_maps, half_kernel,
          half_vectors, nested_dynamic_map, fused_mixed_tb]
 
 if __name__ == '__main__':

@@ -116,9 +116,9 @@ fn jobs() -> Vec<(PathBuf, Target)> {
                 {
                     continue;
                 }
-                // cuSOLVER, cuSPARSE and cuFFT calls (CUDA only; their
-                // headers are not installed here): run on the emulated
-                // libraries by tests/gpu_emulated.rs.
+                // cuSOLVER, cuSPARSE and cuFFT calls (CUDA only, no
+                // libraries to load here) have their own test:
+                // solver_sparse_fft_calls_compile_with_nvcc.
                 if std::fs::read_to_string(&p).is_ok_and(|t| {
                     t.contains("\"cuSolverDn\"")
                         || t.contains("environments.cusparse.cuSPARSE")
@@ -536,7 +536,7 @@ fn cublas_calls_compile_with_nvcc() {
                 .map(|(i, (n, _))| format!("f{i}.cu = {n}"))
                 .collect();
             Err(format!(
-                "nvcc failed (cuBLAS headers: scripts/install-gpu-toolchains.sh):\n{}\n{}",
+                "nvcc failed (library headers: scripts/install-gpu-toolchains.sh):\n{}\n{}",
                 err.lines()
                     .filter(|l| l.contains("error"))
                     .take(8)
@@ -547,4 +547,72 @@ fn cublas_calls_compile_with_nvcc() {
         },
     );
     assert_all_passed("cuBLAS compiles", batches.len(), &failures);
+}
+
+/// The files whose code calls cuSOLVER, cuSPARSE or cuFFT (DaCe's library
+/// nodes and tasklets of those environments) compile with the real nvcc
+/// against the libraries' headers (installed by
+/// scripts/install-gpu-toolchains.sh), warnings as errors, and their build
+/// lines link the library. Not linked or loaded: the libraries themselves
+/// are not installed; tests/gpu_emulated.rs runs the same files on the
+/// emulated libraries.
+#[test]
+fn solver_sparse_fft_calls_compile_with_nvcc() {
+    let nvcc = nvcc();
+    let fixtures = common::corpus::fixtures();
+    let gpu = |n: &str| n.ends_with(".sdfg") && n.contains("gpu") && !n.contains("static");
+    // (environment hint in the JSON, call in the code, library linked)
+    let libraries = [
+        ("\"cuSolverDn\"", "cusolverDn", "-lcusolver"),
+        ("environments.cusparse.cuSPARSE", "cusparse", "-lcusparse"),
+        ("environments.cufft.cuFFT", "cufft", "-lcufft"),
+    ];
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for (hint, call, link) in libraries {
+        let before = sources.len();
+        for (d, v) in common::corpus::case_files_under(&fixtures, gpu) {
+            if !std::fs::read_to_string(d.join(&v)).is_ok_and(|t| t.contains(hint)) {
+                continue;
+            }
+            let name = format!("{}/{v}", d.display());
+            let outs = sdfgc::driver::generate(&d.join(&v), &CompileOptions::new(Target::Cuda))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (_, text) = outs
+                .into_iter()
+                .find(|(n, _)| n.ends_with(".cu"))
+                .unwrap_or_else(|| panic!("{name}: no .cu file"));
+            assert!(text.contains(call), "{name}: no {call} call");
+            assert!(
+                text.contains(&format!(" {link}\n")),
+                "{name}: the build line does not link {link}"
+            );
+            sources.push((name, text));
+        }
+        assert!(sources.len() > before, "no fixture calls {call}");
+    }
+    let work = std::env::temp_dir().join(format!("sdfgc-gpu-libs-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cmd = Command::new(&nvcc);
+    cmd.args(["-std=c++17", "-gencode", "arch=compute_80,code=sm_80"])
+        .args(["-Werror", "all-warnings", "-Xcompiler", "-fPIC,-O0", "-c"])
+        .arg("-odir")
+        .arg(&work);
+    for (i, (_, text)) in sources.iter().enumerate() {
+        let src = work.join(format!("f{i}.cu"));
+        std::fs::write(&src, text).unwrap();
+        cmd.arg(src);
+    }
+    let out = cmd.output().expect("cannot run nvcc");
+    let _ = std::fs::remove_dir_all(&work);
+    let which: Vec<String> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| format!("f{i}.cu = {n}"))
+        .collect();
+    assert!(
+        out.status.success(),
+        "nvcc failed (library headers: scripts/install-gpu-toolchains.sh):\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        which.join("\n")
+    );
 }

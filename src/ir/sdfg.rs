@@ -519,6 +519,9 @@ pub enum SolverOp {
     Cholesky,
     /// `_bout`: the solution of `_ain @ X = _bin`.
     Solve,
+    /// `_aout`: the inverse of `_ain` (in place where `_aout` is `_ain`'s
+    /// memory: DaCe's `overwrite_a`).
+    Inv,
 }
 
 /// `NestedSDFG` attributes.
@@ -647,7 +650,7 @@ pub enum LibraryKind {
     },
     /// DaCe's LAPACK and linalg nodes with implementation `cuSolverDn`
     /// (`dace.libraries.lapack.nodes` Getrf, Getrs, Potrf;
-    /// `dace.libraries.linalg.nodes` Cholesky, Solve): cuSOLVER calls on
+    /// `dace.libraries.linalg.nodes` Cholesky, Solve, Inv): cuSOLVER calls on
     /// device data, as DaCe's expansions make them.
     Solver {
         /// The node.

@@ -402,7 +402,7 @@ impl Reader {
                     permutation: axes("permutation")?,
                 }
             }
-            "Getrf" | "Getrs" | "Potrf" | "Cholesky" | "Solve"
+            "Getrf" | "Getrs" | "Potrf" | "Cholesky" | "Solve" | "Inv"
                 if (classpath.contains("libraries.lapack.")
                     || classpath.contains("libraries.linalg."))
                     && text("implementation").as_deref() == Some("cuSolverDn") =>
@@ -413,6 +413,7 @@ impl Reader {
                         "Getrs" => SolverOp::Getrs,
                         "Potrf" => SolverOp::Potrf,
                         "Cholesky" => SolverOp::Cholesky,
+                        "Inv" => SolverOp::Inv,
                         _ => SolverOp::Solve,
                     },
                     lower: !matches!(member(attrs, "lower"), Some(Json::Bool(false))),

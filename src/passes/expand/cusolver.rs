@@ -1,5 +1,5 @@
 //! DaCe's LAPACK and linalg nodes with implementation `cuSolverDn` (Getrf,
-//! Getrs, Potrf, Cholesky, Solve) become one C++ tasklet of DaCe's
+//! Getrs, Potrf, Cholesky, Solve, Inv) become one C++ tasklet of DaCe's
 //! cuSolverDn environment calling cuSOLVER on device data from the host,
 //! on the node's stream, with the file's handle
 //! (`__state->cusolverDn_handle.Get(..)`, see `back::gpu::libs`), as
@@ -17,6 +17,13 @@
 //!   transposed back; Cholesky then zeroes the upper triangle (DaCe's
 //!   `_uzero_` map). Scratch, pivots and devInfo are device allocations of
 //!   the call.
+//! * Inv is DaCe's `_make_sdfg_getrs` (its only cuSolverDn expansion):
+//!   the input, untransposed, factored by Getrf (in place with
+//!   `overwrite_a`, else in a contiguous copy), then Getrs of the identity
+//!   (DaCe's `_eye_` map) into the output (with `overwrite_a`, into a
+//!   scratch matrix copied back over the input). No transposes: both calls
+//!   read the row-major operands as their transposes, and the solution of
+//!   `A^T X^T = I` read row-major is `A^-1`.
 //!
 //! Refused by name: other implementations (at the reader), nodes inside
 //! maps, operands in host memory, types other than float32, float64,
@@ -46,6 +53,7 @@ fn op_name(op: SolverOp) -> &'static str {
         SolverOp::Potrf => "Potrf",
         SolverOp::Cholesky => "Cholesky",
         SolverOp::Solve => "Solve",
+        SolverOp::Inv => "Inv",
     }
 }
 
@@ -170,21 +178,20 @@ fn in_place(b: &Builder, i: usize, o: usize) -> Result<()> {
     Ok(())
 }
 
-/// Code pieces shared by the calls.
 /// The matrix a factorization (`what`: Getrf, Potrf) overwrites: `_xin`,
 /// in place as `_xout` (the output connector only names its memory), with
 /// cuSOLVER's type letter and C++ type.
-fn factored(b: &mut Builder, code: &mut Code, what: &str) -> Result<(Mat, char, &'static str)> {
+fn factored(b: &mut Builder, what: &str) -> Result<(Mat, char, &'static str)> {
     let xin = b.input("_xin")?;
     let xout = b.output("_xout")?;
     let x = mat(b, xin, &format!("{what} input"), false)?;
     mat(b, xout, &format!("{what} output"), false)?;
     in_place(b, xin, xout)?;
-    code.line(format!("(void){};  // the input's memory", b.op(xout).conn));
     let (f, ty) = types(b, b.op(xin).desc.dtype)?;
     Ok((x, f, ty))
 }
 
+/// Code pieces shared by the calls.
 struct Code {
     s: String,
     label: String,
@@ -252,6 +259,46 @@ impl Code {
         ));
     }
 
+    /// `rows` x `cols` elements from `src` (row stride `lds`) to `dst` (row
+    /// stride `ldd`): one 2-D copy on the node's stream.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_rows(
+        &mut self,
+        ty: &str,
+        dst: &str,
+        ldd: &str,
+        src: &str,
+        lds: &str,
+        rows: &str,
+        cols: &str,
+    ) {
+        self.line(format!(
+            "sdfgc_gpu_check(cudaMemcpy2DAsync({dst}, sizeof({ty}) * static_cast<size_t>({ldd}), {src}, sizeof({ty}) * static_cast<size_t>({lds}), sizeof({ty}) * static_cast<size_t>({cols}), static_cast<size_t>({rows}), cudaMemcpyDeviceToDevice, __dace_current_stream), \"copy ({})\");",
+            self.label
+        ));
+    }
+
+    /// The `n` x `n` identity into `dst` (row stride `ld`), DaCe's `_eye_`
+    /// map: rows zeroed, then a one copied to the first diagonal element,
+    /// doubled along a scratch row of ones, and that row copied onto the
+    /// diagonal.
+    fn identity(&mut self, ty: &str, dst: &str, ld: &str, n: &str) {
+        let label = self.label.clone();
+        self.line(format!(
+            "for (int64_t __i = 0; __i < ({n}); ++__i) {{\n\
+             sdfgc_gpu_check(cudaMemsetAsync({dst} + __i * ({ld}), 0, sizeof({ty}) * static_cast<size_t>({n}), __dace_current_stream), \"zero ({label})\");\n}}"
+        ));
+        self.alloc(ty, "__ones", n);
+        self.line(format!(
+            "static const {ty} __one = {{1}};\n\
+             sdfgc_gpu_check(cudaMemcpyAsync(__ones, &__one, sizeof({ty}), cudaMemcpyHostToDevice, __dace_current_stream), \"one ({label})\");\n\
+             for (int64_t __k = 1; __k < ({n}); __k *= 2) {{\n\
+             sdfgc_gpu_check(cudaMemcpyAsync(__ones + __k, __ones, sizeof({ty}) * static_cast<size_t>(2 * __k <= ({n}) ? __k : ({n}) - __k), cudaMemcpyDeviceToDevice, __dace_current_stream), \"ones ({label})\");\n}}\n\
+             sdfgc_gpu_check(cudaMemcpy2DAsync({dst}, sizeof({ty}) * static_cast<size_t>(({ld}) + 1), __ones, sizeof({ty}), sizeof({ty}), static_cast<size_t>({n}), cudaMemcpyDeviceToDevice, __dace_current_stream), \"diagonal ({label})\");"
+        ));
+        self.free("__ones");
+    }
+
     /// A workspace for `func` (its `_bufferSize` query with `args`).
     /// `func` called on `args` and then the workspace and `tail`, its
     /// workspace sized by `func_bufferSize` on the same `args` first (freed
@@ -288,7 +335,7 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
     let mut code = Code::new(b);
     match op {
         SolverOp::Getrf => {
-            let (x, f, ty) = factored(b, &mut code, "Getrf")?;
+            let (x, f, ty) = factored(b, "Getrf")?;
             let ipiv = b.output("_ipiv")?;
             let res = b.output("_res")?;
             let (ipiv, res) = (
@@ -315,10 +362,6 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             let rhs = mat(b, rhs_in, "Getrs right-hand side", true)?;
             mat(b, rhs_out, "Getrs solution", true)?;
             in_place(b, rhs_in, rhs_out)?;
-            code.line(format!(
-                "(void){};  // the input's memory",
-                b.op(rhs_out).conn
-            ));
             let (f, ty) = types(b, b.op(a_in).desc.dtype)?;
             if b.op(rhs_in).desc.dtype != b.op(a_in).desc.dtype {
                 return Err(b.unsupported("Getrs operands of different types"));
@@ -348,7 +391,7 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             );
         }
         SolverOp::Potrf => {
-            let (x, f, ty) = factored(b, &mut code, "Potrf")?;
+            let (x, f, ty) = factored(b, "Potrf")?;
             let res = b.output("_res")?;
             let res = int_operand(b, res, "devInfo")?;
             let (n, ld) = (c(&x.rows), c(&x.ld));
@@ -459,6 +502,62 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             code.free("__pivots");
             code.free("__binout");
             code.free("__ainout");
+        }
+        SolverOp::Inv => {
+            let a_in = b.input("_ain")?;
+            let a_out = b.output("_aout")?;
+            let a = mat(b, a_in, "Inv input", false)?;
+            let o = mat(b, a_out, "Inv output", false)?;
+            let (f, ty) = types(b, b.op(a_in).desc.dtype)?;
+            if b.op(a_out).desc.dtype != b.op(a_in).desc.dtype {
+                return Err(b.unsupported("Inv input and output of different types"));
+            }
+            let n = c(&a.rows);
+            if a.rows != a.cols || o.rows != a.rows || o.cols != a.cols {
+                return Err(b.unsupported(format_args!(
+                    "Inv of a {} x {} matrix into {} x {} (square matrices of one size needed)",
+                    n,
+                    c(&a.cols),
+                    c(&o.rows),
+                    c(&o.cols)
+                )));
+            }
+            let ptr = |conn: &str| format!("reinterpret_cast<{ty} *>({conn})");
+            // DaCe's overwrite_a: `_aout` names `_ain`'s memory.
+            let overwrite = in_place(b, a_in, a_out).is_ok();
+            let (lu, ld_lu) = if overwrite {
+                (ptr(&a.conn), c(&a.ld))
+            } else {
+                code.alloc(ty, "__ainout", &format!("({n}) * ({n})"));
+                code.copy_rows(ty, "__ainout", &n, &ptr(&a.conn), &c(&a.ld), &n, &n);
+                ("__ainout".to_string(), n.clone())
+            };
+            let (x, ld_x) = if overwrite {
+                code.alloc(ty, "__b", &format!("({n}) * ({n})"));
+                ("__b".to_string(), n.clone())
+            } else {
+                (ptr(&o.conn), c(&o.ld))
+            };
+            code.alloc("int", "__pivots", &n);
+            code.alloc("int", "__info", "1");
+            code.identity(ty, &x, &ld_x, &n);
+            code.call_with_workspace(
+                ty,
+                &format!("cusolverDn{f}getrf"),
+                &format!("{n}, {n}, {lu}, {ld_lu}"),
+                "__pivots, __info",
+            );
+            code.call(
+                &format!("cusolverDn{f}getrs"),
+                &format!("CUBLAS_OP_N, {n}, {n}, {lu}, {ld_lu}, __pivots, {x}, {ld_x}, __info"),
+            );
+            if overwrite {
+                code.copy_rows(ty, &lu, &ld_lu, &x, &ld_x, &n, &n);
+            }
+            code.free("__dace_workspace");
+            code.free("__info");
+            code.free("__pivots");
+            code.free(if overwrite { "__b" } else { "__ainout" });
         }
     }
     Ok(tasklet(b, code.s))
