@@ -56,6 +56,11 @@ pub fn generate_sdfg(sdfg: Sdfg, opts: &CompileOptions) -> Result<Outputs> {
     }
     // One writer for every target: the program knows its GPU dialect, if any.
     let program = passes::prepare(sdfg, opts)?;
+    valid::target::refuse_unsupported(
+        &program.sdfg,
+        program.gpu.is_some(),
+        program.gpu.is_some_and(|g| g.prefix == "cuda"),
+    )?;
     let mut outs = back::cpp::write(&program)?;
     if opts.emit_sample {
         outs.push(back::sample::write_sample(&program));

@@ -4,6 +4,7 @@ pub mod callback;
 pub mod cexpr;
 pub mod data;
 pub mod dtype;
+pub mod environments;
 pub mod expr;
 pub mod order;
 pub mod record;

@@ -115,7 +115,7 @@ pub fn prepare(mut sdfg: Sdfg, opts: &CompileOptions) -> Result<Program> {
             "",
             format!(
                 "{} calls (DaCe's environment {}) on --target hip: not implemented (use --target cuda)",
-                l.name, l.environment
+                l.env.name, l.env.environment
             ),
         ));
     }

@@ -1,7 +1,15 @@
 //! Validation of a loaded SDFG: everything the passes and writers rely on
 //! that the JSON reader alone does not guarantee. Each error is located.
+//!
+//! [`target`]: what the C++ writer cannot express on the chosen target
+//! (library environments, struct data on GPUs, write-conflict
+//! resolutions), checked on the prepared program before writing.
 
 use rustc_hash::FxHashSet as HashSet;
+
+mod environments;
+pub mod target;
+mod wcr;
 
 use crate::diag::{Error, Result};
 use crate::ir::simplify::eval_int;

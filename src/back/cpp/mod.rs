@@ -123,98 +123,6 @@ pub fn gpu_lib_links(p: &Program) -> Vec<&'static str> {
     }
 }
 
-/// Code that DaCe's library expansions leave as calls into a library
-/// environment (cuBLAS, cuSolverDn, LAPACKE, OpenBLAS, MKL) needs that
-/// environment's headers, handles and link flags: not provided, refused by
-/// name (the SDFG itself is valid: `sdfgc check` and its ABI are fine).
-///
-/// cuBLAS (DaCe's cuBLAS environment alone) is provided for CUDA
-/// ([`crate::back::gpu::cublas`]).
-fn refuse_environments(r: &Region, cuda: bool, members: &[String]) -> Result<()> {
-    for b in &r.blocks {
-        match &b.kind {
-            BlockKind::State(st) => {
-                for n in &st.nodes {
-                    match &n.kind {
-                        NodeKind::Tasklet(t)
-                            if cuda && cublas::uses(t) && t.environments.len() == 1 =>
-                        {
-                            cublas::check(n, t)?
-                        }
-                        // cuSOLVER, cuSPARSE, cuFFT (back::gpu::libs).
-                        NodeKind::Tasklet(t) if cuda && libs::lib_of(t).is_some() => {
-                            libs::check_tasklet(n, t, members)?
-                        }
-                        // MPI calls (the expansion of DaCe's MPI nodes, or DaCe's
-                        // own on MPI_COMM_WORLD): the file includes <mpi.h>.
-                        NodeKind::Tasklet(t)
-                            if !cuda
-                                && crate::passes::expand::mpi::calls_mpi(t)
-                                && t.environments.len() == 1
-                                && undeclared_member(&t.code.code, members).is_none() => {}
-                        NodeKind::Tasklet(t) => {
-                            if let Some(env) = t.environments.first() {
-                                let short = env.rsplit('.').next().unwrap_or(env);
-                                return Err(Error::unsupported(
-                                    format!("{}/attributes/environments", n.path),
-                                    format!(
-                                        "tasklet '{}' calls into the library environment '{short}' ({env}); \
-                                         save the SDFG with the library node unexpanded or expanded to its pure implementation",
-                                        n.label
-                                    ),
-                                ));
-                            }
-                        }
-                        NodeKind::Nested(ns) => refuse_environments(&ns.sdfg.body, cuda, members)?,
-                        _ => {}
-                    }
-                }
-            }
-            BlockKind::Region(inner) => refuse_environments(inner, cuda, members)?,
-            BlockKind::Conditional(brs) => {
-                for (_, body) in brs {
-                    refuse_environments(body, cuda, members)?;
-                }
-            }
-            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
-        }
-    }
-    Ok(())
-}
-
-/// The names state-field declarations declare (`int __pgrid_coords[2];` ->
-/// `__pgrid_coords`).
-fn declared_members(fields: &[String]) -> Vec<String> {
-    fields
-        .iter()
-        .filter_map(|f| {
-            let head = f.split(['[', '=', ';']).next()?.trim_end();
-            let start = head
-                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .map_or(0, |i| i + 1);
-            let name = &head[start..];
-            (!name.is_empty()).then(|| name.to_string())
-        })
-        .collect()
-}
-
-/// The first `__state-><member>` of `code` that no state field declares.
-fn undeclared_member<'a>(code: &'a str, members: &[String]) -> Option<&'a str> {
-    let mut rest = code;
-    while let Some(at) = rest.find("__state->") {
-        let tail = &rest[at + "__state->".len()..];
-        let end = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(tail.len());
-        let member = &tail[..end];
-        if !members.iter().any(|m| m == member) {
-            return Some(member);
-        }
-        rest = &tail[end..];
-    }
-    None
-}
-
 /// The exported parameter lists as one line of JSON:
 /// `{"program":[["a","double *"],...],"init":[["N","int64_t"],...]}`
 /// (the state pointer left out). Names and C types need no escaping.
@@ -264,16 +172,15 @@ impl FileText<'_> {
     }
 }
 
-/// Writes `<name>.cpp` and `<name>.h`.
+/// Writes `<name>.cpp` and `<name>.h`. What the writer cannot express is
+/// refused before, by [`crate::valid::target::refuse_unsupported`].
 pub fn write(p: &Program) -> Result<Outputs> {
     let sdfg = &p.sdfg;
     let name = sdfg.name.as_str();
     let version = env!("CARGO_PKG_VERSION");
-    refuse_unsupported(sdfg, p.gpu)?;
     let abi = AbiLists::of(p);
     let mut all = Vec::new();
     collect_sdfgs(sdfg, &mut all);
-    complex::refuse_wcr(&all, p.gpu.is_some())?;
     let struct_defs = struct_definitions(&all)?;
     let mut shared = WriterState::new(p.streams);
     let body = program_body(p, &mut shared)?;
@@ -633,48 +540,4 @@ fn struct_definitions(all: &[&Sdfg]) -> Result<String> {
         }
     }
     Ok(out.trim_end().to_string())
-}
-
-fn refuse_unsupported(sdfg: &Sdfg, gpu: Option<&crate::back::gpu::Dialect>) -> Result<()> {
-    let mut all = Vec::new();
-    collect_sdfgs(sdfg, &mut all);
-    let members = declared_members(&tasklet_extras(&all).fields);
-    refuse_environments(
-        &sdfg.body,
-        gpu.is_some_and(|g| g.prefix == "cuda"),
-        &members,
-    )?;
-    let gpu = gpu.is_some();
-    if gpu
-        && let Some((n, d)) = all
-            .iter()
-            .flat_map(|s| s.arrays.iter())
-            .find(|(_, d)| matches!(d.dtype, DType::Record(_)))
-    {
-        return Err(Error::unsupported(
-            &d.path,
-            format!("data '{n}' of struct type '{}' on a GPU target", d.dtype),
-        ));
-    }
-    if gpu && let Some(s) = all.iter().find(|s| !s.struct_types.is_empty()) {
-        return Err(Error::unsupported(
-            &s.path,
-            format!(
-                "structure type '{}' on a GPU target (DaCe Structures are compiled for the CPU only)",
-                s.struct_types[0].name
-            ),
-        ));
-    }
-    for (n, d) in &sdfg.arrays {
-        if !gpu && !d.transient && d.storage.is_gpu() {
-            return Err(Error::unsupported(
-                &d.path,
-                format!(
-                    "argument '{n}' has GPU storage {}; compile this SDFG with --target cuda or hip",
-                    d.storage.dace_name()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }

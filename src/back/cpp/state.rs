@@ -251,7 +251,7 @@ impl StateParts {
         self.members.extend(
             gpu_libs
                 .iter()
-                .filter(|l| l.member.is_some())
+                .filter(|l| l.env.member.is_some())
                 .map(|l| l.member_decl.to_string()),
         );
         if p.mpi_calls {

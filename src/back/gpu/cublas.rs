@@ -8,10 +8,8 @@
 //! (created at init with `CUBLAS_POINTER_MODE_DEVICE`, as DaCe's are;
 //! destroyed at exit) and `Constants(device)` the device-memory constants
 //! `<Type>Pone()` and `<Type>Zero()` for Float, Double, Complex64 and
-//! Complex128. Any other name of DaCe's runtime is refused by name.
-
-use crate::diag::{Error, Result};
-use crate::ir::*;
+//! Complex128. Any other name of DaCe's runtime is refused by name
+//! (`valid::environments`).
 
 pub use crate::passes::expand::blascall::{CUBLAS_ENVIRONMENT, calls_cublas as uses};
 
@@ -20,70 +18,6 @@ pub const MEMBER: &str = "sdfgc_cublas cublas_handle;  // cuBLAS handle and cons
 
 /// The link flag of cuBLAS.
 pub const LINK: &str = "-lcublas";
-
-/// The constants `Constants(device)` provides.
-const CONSTANTS: [&str; 8] = [
-    "FloatZero",
-    "DoubleZero",
-    "Complex64Zero",
-    "Complex128Zero",
-    "FloatPone",
-    "DoublePone",
-    "Complex64Pone",
-    "Complex128Pone",
-];
-
-/// Checks that a cuBLAS tasklet uses only what the stand-in provides:
-/// `__state->cublas_handle.Get(..)` and `.Constants(..).<constant>()`.
-pub fn check(node: &Node, t: &Tasklet) -> Result<()> {
-    let code = &t.code.code;
-    let refuse = |name: &str| {
-        Err(Error::unsupported(
-            &node.path,
-            format!(
-                "cuBLAS tasklet '{}' uses '{name}' of DaCe's runtime, which sdfgc does not provide",
-                node.label
-            ),
-        ))
-    };
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("__state->") {
-        let tail = &rest[at + "__state->".len()..];
-        let len = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(tail.len());
-        let member = &tail[..len];
-        let after = &tail[len..];
-        if member != "cublas_handle" {
-            return refuse(&format!("__state->{member}"));
-        }
-        let method = after
-            .strip_prefix('.')
-            .map(|m| {
-                &m[..m
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(m.len())]
-            })
-            .unwrap_or("");
-        match method {
-            "Get" => {}
-            "Constants" => {
-                // `.Constants(device).<name>()`
-                let args_end = after.find(')').map(|i| i + 1).unwrap_or(after.len());
-                let name_part = after[args_end..].strip_prefix('.').unwrap_or("");
-                let name = &name_part[..name_part
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(name_part.len())];
-                if !CONSTANTS.contains(&name) {
-                    return refuse(&format!("cublas_handle.Constants(..).{name}"));
-                }
-            }
-            other => return refuse(&format!("cublas_handle.{other}")),
-        }
-        rest = after;
-    }
-    Ok(())
-}
 
 /// File-scope C++ of files that call cuBLAS (after the GPU runtime helpers).
 pub const RUNTIME: &str = r#"// ---- cuBLAS ----
@@ -147,61 +81,3 @@ pub const INIT: &str = r#"    {
 
 /// Exit statements (in `__dace_exit_*`).
 pub const EXIT: &str = "    sdfgc_cublas_exit(__state->cublas_handle);\n";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn node(code: &str) -> (Node, Tasklet) {
-        let t = Tasklet::cpp(
-            code,
-            NameMap::default(),
-            NameMap::default(),
-            vec![CUBLAS_ENVIRONMENT.to_string()],
-        );
-        let n = Node {
-            label: "_MatMult_gemm".into(),
-            path: "/nodes/0/nodes/3".into(),
-            scope: None,
-            kind: NodeKind::Tasklet(t.clone()),
-        };
-        (n, t)
-    }
-
-    /// DaCe's handle and constants pass; other names of DaCe's runtime are
-    /// refused by name, located at the tasklet.
-    #[test]
-    fn only_the_names_dace_expansions_use_are_provided() {
-        let ok = "cublasHandle_t &__dace_cublas_handle = __state->cublas_handle.Get(__dace_cuda_device);\n\
-                  cublasDgemm(__dace_cublas_handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, \
-                  __state->cublas_handle.Constants(__dace_cuda_device).DoublePone(), b, N, a, K, \
-                  __state->cublas_handle.Constants(__dace_cuda_device).DoubleZero(), c, N);";
-        let (n, t) = node(ok);
-        assert!(uses(&t));
-        check(&n, &t).unwrap();
-        for (code, name) in [
-            (
-                "x = __state->cublas_handle.Constants(-1).DoubleMone();",
-                "Constants(..).DoubleMone",
-            ),
-            (
-                "x = __state->cublas_handle.Constants(-1).HalfPone();",
-                "Constants(..).HalfPone",
-            ),
-            (
-                "__state->cusolverDn_handle.Get(-1);",
-                "__state->cusolverDn_handle",
-            ),
-            (
-                "__state->cublas_handle.handles_.size();",
-                "cublas_handle.handles_",
-            ),
-        ] {
-            let (n, t) = node(code);
-            let err = check(&n, &t).unwrap_err().to_string();
-            assert!(err.contains(name), "{err}");
-            assert!(err.contains("/nodes/0/nodes/3"), "{err}");
-            assert!(err.contains("which sdfgc does not provide"), "{err}");
-        }
-    }
-}

@@ -17,21 +17,17 @@
 //! gives the handle, created on first use (as DaCe's), destroyed with the
 //! state. cuFFT's plans are the tasklets' own state fields, made by their
 //! init code. Any other name of DaCe's runtime or `__state` member is
-//! refused by name.
+//! refused by name (`valid::environments`).
 
-use crate::diag::{Error, Result};
+use crate::ir::environments::{self, GpuLibEnv};
 use crate::ir::*;
 
 /// One library: DaCe's environment and what a file calling it needs.
 pub struct GpuLib {
-    /// DaCe's environment class (dotted path).
-    pub environment: &'static str,
-    /// The library's name in messages.
-    pub name: &'static str,
+    /// DaCe's environment: its class, name and state member.
+    pub env: &'static GpuLibEnv,
     /// The link flag.
     pub link: &'static str,
-    /// The state member DaCe's tasklets name (`__state-><member>.Get(..)`), if any.
-    pub member: Option<&'static str>,
     /// Its declaration in the state struct.
     pub member_decl: &'static str,
     /// The names of DaCe's runtime the file provides.
@@ -42,10 +38,8 @@ pub struct GpuLib {
 
 /// cuSOLVER (dense).
 pub const CUSOLVER_DN: GpuLib = GpuLib {
-    environment: "dace.libraries.lapack.environments.cusolverdn.cuSolverDn",
-    name: "cuSOLVER",
+    env: &environments::CUSOLVER_DN,
     link: "-lcusolver",
-    member: Some("cusolverDn_handle"),
     member_decl: "sdfgc_cusolver_dn cusolverDn_handle;  // cuSOLVER handle: created on first use, destroyed with the state",
     dace_names: &["dace::lapack::CheckCusolverDnError"],
     runtime: r#"// ---- cuSOLVER ----
@@ -80,10 +74,8 @@ struct sdfgc_cusolver_dn {
 
 /// cuSPARSE.
 pub const CUSPARSE: GpuLib = GpuLib {
-    environment: "dace.libraries.sparse.environments.cusparse.cuSPARSE",
-    name: "cuSPARSE",
+    env: &environments::CUSPARSE,
     link: "-lcusparse",
-    member: Some("cusparse_handle"),
     member_decl: "sdfgc_cusparse cusparse_handle;  // cuSPARSE handle: created on first use, destroyed with the state",
     dace_names: &["dace::sparse::CheckCusparseError"],
     runtime: r#"// ---- cuSPARSE ----
@@ -118,10 +110,8 @@ struct sdfgc_cusparse {
 
 /// cuFFT (plans are the tasklets' own state fields).
 pub const CUFFT: GpuLib = GpuLib {
-    environment: "dace.libraries.fft.environments.cufft.cuFFT",
-    name: "cuFFT",
+    env: &environments::CUFFT,
     link: "-lcufft",
-    member: None,
     member_decl: "",
     dace_names: &[],
     runtime: "// ---- cuFFT ----\n#include <cufft.h>\n#include <cufftXt.h>",
@@ -133,10 +123,8 @@ pub const LIBS: [&GpuLib; 3] = [&CUSOLVER_DN, &CUSPARSE, &CUFFT];
 /// The library a tasklet calls through DaCe's environment, if it is one of
 /// these (and names no other environment).
 pub fn lib_of(t: &Tasklet) -> Option<&'static GpuLib> {
-    match t.environments.as_slice() {
-        [env] => LIBS.into_iter().find(|l| l.environment == env),
-        _ => None,
-    }
+    let env = environments::gpu_lib_of(t)?;
+    LIBS.into_iter().find(|l| l.env == env)
 }
 
 /// True if DaCe's runtime name `name` in tasklet `t` is one the file provides.
@@ -164,7 +152,7 @@ pub fn unprovided(t: &Tasklet) -> std::borrow::Cow<'_, str> {
 pub fn inherit(sdfg: &mut Sdfg, envs: &[String]) {
     let Some(env) = envs
         .iter()
-        .find(|e| LIBS.iter().any(|l| l.environment == e.as_str()))
+        .find(|e| LIBS.iter().any(|l| l.env.environment == e.as_str()))
     else {
         return;
     };
@@ -201,112 +189,40 @@ pub fn inherit(sdfg: &mut Sdfg, envs: &[String]) {
 /// The libraries the SDFG tree's tasklets call.
 pub fn used(sdfg: &Sdfg) -> Vec<&'static GpuLib> {
     LIBS.into_iter()
-        .filter(|l| crate::passes::expand::environment_in(sdfg, l.environment))
+        .filter(|l| crate::passes::expand::environment_in(sdfg, l.env.environment))
         .collect()
-}
-
-/// Checks a tasklet of one of these libraries ([`check`]); other tasklets pass.
-pub fn check_tasklet(node: &Node, t: &Tasklet, members: &[String]) -> Result<()> {
-    match lib_of(t) {
-        Some(lib) => check(node, t, lib, members),
-        None => Ok(()),
-    }
-}
-
-/// Checks that a tasklet of `lib` names no `__state` member but the
-/// library's handle (`.Get(..)`) and the state fields the file declares
-/// (`members`: cuFFT's plans).
-pub fn check(node: &Node, t: &Tasklet, lib: &GpuLib, members: &[String]) -> Result<()> {
-    let refuse = |name: &str| {
-        Err(Error::unsupported(
-            &node.path,
-            format!(
-                "{} tasklet '{}' uses '{name}' of DaCe's runtime, which sdfgc does not provide",
-                lib.name, node.label
-            ),
-        ))
-    };
-    let word = |s: &str| {
-        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len())
-    };
-    let mut rest = t.code.code.as_str();
-    while let Some(at) = rest.find("__state->") {
-        let tail = &rest[at + "__state->".len()..];
-        let member = &tail[..word(tail)];
-        let after = &tail[member.len()..];
-        if lib.member == Some(member) {
-            let method = after.strip_prefix('.').map(|m| &m[..word(m)]);
-            if method != Some("Get") {
-                return refuse(&format!("{member}.{}", method.unwrap_or("")));
-            }
-        } else if !members.iter().any(|m| m == member) {
-            return refuse(&format!("__state->{member}"));
-        }
-        rest = after;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn node(code: &str, env: &str) -> (Node, Tasklet) {
-        let t = Tasklet::cpp(
+    fn tasklet(code: &str, env: &str) -> Tasklet {
+        Tasklet::cpp(
             code,
             NameMap::default(),
             NameMap::default(),
             vec![env.to_string()],
-        );
-        let n = Node {
-            label: "csrmv".into(),
-            path: "/nodes/0/nodes/2".into(),
-            scope: None,
-            kind: NodeKind::Tasklet(t.clone()),
-        };
-        (n, t)
+        )
     }
 
-    /// DaCe's handles and the file's state fields pass; other members of
-    /// the state are refused by name, located at the tasklet.
+    /// A tasklet's library, and the names of DaCe's runtime the file provides for it.
     #[test]
-    fn only_the_handles_and_declared_fields_are_provided() {
-        let ok = "cusparseHandle_t &__dace_cusparse_handle = __state->cusparse_handle.Get(__dace_cuda_device);\n\
-                  dace::sparse::CheckCusparseError(cusparseSetStream(__dace_cusparse_handle, __dace_current_stream));";
-        let (n, t) = node(ok, CUSPARSE.environment);
-        assert_eq!(lib_of(&t).map(|l| l.name), Some("cuSPARSE"));
+    fn the_library_of_a_tasklet_and_what_it_provides() {
+        let t = tasklet(
+            "dace::sparse::CheckCusparseError(cusparseSetStream(h, s));",
+            CUSPARSE.env.environment,
+        );
+        assert_eq!(lib_of(&t).map(|l| l.env.name), Some("cuSPARSE"));
         assert!(provides(&t, "dace::sparse::CheckCusparseError"));
         assert!(!provides(&t, "dace::lapack::CheckCusolverDnError"));
-        let (_, other) = node(
+        let other = tasklet(
             "dace::sparse::CheckCusparseError(s); dace::sparse::Other(s);",
-            CUSPARSE.environment,
+            CUSPARSE.env.environment,
         );
         assert_eq!(unprovided(&other), "_(s); dace::sparse::Other(s);");
-        check(&n, &t, &CUSPARSE, &[]).unwrap();
-        let (n, t) = node(
-            "cufftXtExec(__state->fwdplan0, _inp, _out, CUFFT_FORWARD);",
-            CUFFT.environment,
-        );
-        check(&n, &t, &CUFFT, &["fwdplan0".to_string()]).unwrap();
-        let err = check(&n, &t, &CUFFT, &[]).unwrap_err().to_string();
-        assert!(err.contains("'__state->fwdplan0'"), "{err}");
-        for (code, name) in [
-            (
-                "__state->cusparse_handle.handles_.size();",
-                "cusparse_handle.handles_",
-            ),
-            ("__state->cublas_handle.Get(-1);", "__state->cublas_handle"),
-        ] {
-            let (n, t) = node(code, CUSPARSE.environment);
-            let err = check(&n, &t, &CUSPARSE, &[]).unwrap_err().to_string();
-            assert!(err.contains(name), "{err}");
-            assert!(err.contains("/nodes/0/nodes/2"), "{err}");
-            assert!(err.contains("which sdfgc does not provide"), "{err}");
-        }
-        let (_, both) = node("", CUFFT.environment);
-        let mut both = both;
-        both.environments.push(CUSPARSE.environment.to_string());
+        let mut both = tasklet("", CUFFT.env.environment);
+        both.environments.push(CUSPARSE.env.environment.to_string());
         assert!(lib_of(&both).is_none());
     }
 }

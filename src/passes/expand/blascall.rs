@@ -36,14 +36,7 @@ use super::build::{Builder, Operand, is_zero};
 /// The header that declares the calls (included at file scope by the writer).
 pub const CBLAS_HEADER: &str = "#include <cblas.h>";
 
-/// The DaCe library environment of cuBLAS calls (DaCe's name).
-pub const CUBLAS_ENVIRONMENT: &str = "dace.libraries.blas.environments.cublas.cuBLAS";
-
-/// True if the tasklet calls cuBLAS through DaCe's environment (left by
-/// DaCe's cuBLAS expansions, or made by `--blas cublas`).
-pub fn calls_cublas(t: &Tasklet) -> bool {
-    t.environments.iter().any(|e| e == CUBLAS_ENVIRONMENT)
-}
+pub use crate::ir::environments::{CUBLAS_ENVIRONMENT, calls_cublas};
 
 /// True if any tasklet of the SDFG or of an SDFG nested in it calls cuBLAS.
 pub fn cublas_in(sdfg: &Sdfg) -> bool {

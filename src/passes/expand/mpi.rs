@@ -35,8 +35,7 @@ use crate::ir::*;
 
 use super::build::{Builder, Operand};
 
-/// DaCe's MPI environment (named by the tasklets the expansion makes).
-pub const ENVIRONMENT: &str = "dace.libraries.mpi.environments.mpi.MPI";
+pub use crate::ir::environments::{MPI_ENVIRONMENT as ENVIRONMENT, calls_mpi};
 
 /// The header the file includes when it calls MPI (C API only: MPI's
 /// deprecated C++ bindings do not build warning-free).
@@ -45,11 +44,6 @@ pub const HEADER: &str = "#ifndef OMPI_SKIP_MPICXX\n#define OMPI_SKIP_MPICXX 1\n
 /// `__dace_init_*`: MPI is initialised unless the application did (the
 /// application owns MPI: the library never finalises it, as in DaCe).
 pub const INIT: &str = "{\n    int __sdfgc_mpi_initialized = 0;\n    MPI_Initialized(&__sdfgc_mpi_initialized);\n    if (!__sdfgc_mpi_initialized) MPI_Init(nullptr, nullptr);\n}\n";
-
-/// True if the tasklet calls MPI through DaCe's environment.
-pub fn calls_mpi(t: &Tasklet) -> bool {
-    t.environments.iter().any(|e| e == ENVIRONMENT)
-}
 
 /// True if any tasklet of the SDFG or of an SDFG nested in it calls MPI.
 pub fn mpi_in(sdfg: &Sdfg) -> bool {
