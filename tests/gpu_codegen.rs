@@ -140,6 +140,8 @@ fn external_mode_allocates_nothing_outside_init_and_exit() {
                         "__pivots",
                         "__info",
                         "__bt",
+                        "__b",
+                        "__ones",
                     ]
                     .iter()
                     .any(|n| names(l, n))

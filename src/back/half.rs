@@ -47,6 +47,10 @@ struct alignas(2) half {
     half &operator/=(float f) { *this = half((float)*this / f); return *this; }
 };
 typedef half float16;
+// nextafter of a half as DaCe's code computes it: its C `nextafter` in
+// double (std's float overload would make `nextafter(x, inf)` ambiguous).
+inline double nextafter(half x, double y) { return ::nextafter(double(float(x)), y); }
+inline double nextafter(half x, half y) { return ::nextafter(double(float(x)), double(float(y))); }
 }  // namespace dace
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 inline dace::half sdfgc_ipow(dace::half base, int exp) {
@@ -77,6 +81,10 @@ struct half {
     uint16_t h;
 };
 typedef half float16;
+// nextafter of a half as DaCe's code computes it: its C `nextafter` in
+// double (std's float overload would make `nextafter(x, inf)` ambiguous).
+inline double nextafter(half x, double y) { return ::nextafter(double(float(x)), y); }
+inline double nextafter(half x, half y) { return ::nextafter(double(float(x)), double(float(y))); }
 }  // namespace dace
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 inline dace::half sdfgc_ipow(dace::half base, int exp) {
