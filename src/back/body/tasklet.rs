@@ -443,7 +443,7 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
         }
         // DaCe's `dace::math::f(x)` (`math.exp(x)` and the like, see the
         // parser): `T(f(x))` for x of type T, a cast only where it changes
-        // the value (an integer or bool argument).
+        // the value (an integer, bool or float16 argument).
         // `dace::math::pow`: its integer overloads for two `int` or two
         // `unsigned int` values, else `std::pow`.
         Expr::Call(Func::DaceMathPow, args) => {
@@ -456,7 +456,8 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
         Expr::Call(Func::CastLike, args) if dace_math_call(args) => {
             let t = infer(&args[0], s);
             let value = rec(&args[1]);
-            if t.is_float() || t.is_complex() {
+            // float16: DaCe's `T(std::f(x))` rounds to half.
+            if (t.is_float() && t != DType::Float16) || t.is_complex() {
                 value
             } else {
                 Expr::Call(Func::Cast(t), vec![value])

@@ -67,6 +67,7 @@ fn load_str_with(text: &str, parallel: bool) -> Result<Sdfg> {
         discard: DISCARD.load(Ordering::Relaxed),
         parallel,
         callbacks: Vec::new(),
+        dace2_math: true,
     }
     .sdfg(&mut value, "");
     EXPRS.with(|c| *c.borrow_mut() = HashMap::default());
@@ -118,6 +119,9 @@ struct Reader {
     parallel: bool,
     /// The callback symbols of the SDFG being read (its tasklets call them).
     callbacks: Vec<String>,
+    /// The SDFG being read was saved by DaCe 2 (or names no version): its
+    /// tasklets' `math.f` is DaCe 2's runtime (see `python::MathRuntime`).
+    dace2_math: bool,
 }
 
 /// Lists at least this long are read by two threads, when reading their
@@ -162,6 +166,7 @@ impl Reader {
             discard: self.discard,
             parallel: self.parallel,
             callbacks: self.callbacks.clone(),
+            dace2_math: self.dace2_math,
         };
         let (a, b) = std::thread::scope(|s| {
             let h = s.spawn(|| in_order(&mut other, mid, second));

@@ -232,8 +232,16 @@ impl Reader {
             &what("the code"),
         )?;
         let stmts = match code.language {
-            Language::Python => python::parse_tasklet_calling(&code.code, &self.callbacks)
-                .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
+            Language::Python => python::parse_tasklet_calling(
+                &code.code,
+                &self.callbacks,
+                if self.dace2_math {
+                    python::MathRuntime::Dace2
+                } else {
+                    python::MathRuntime::Dace1
+                },
+            )
+            .map_err(|e| py_err(e, &ptr(ap, "code"), &format!("tasklet '{label}'")))?,
             Language::Cpp => Vec::new(),
         };
         let callback = a.side_effects == Some(true);

@@ -33,6 +33,12 @@ impl Reader {
             .get("dace_version")
             .and_then(|x| x.as_str())
             .map(str::to_string);
+        // Tasklet code reads `math.f` as the DaCe version that saved the
+        // SDFG computes it; a nested SDFG without a version is its parent's.
+        let outer_math = self.dace2_math;
+        if let Some(v) = &version {
+            self.dace2_math = !(v.starts_with("1.") || v.starts_with("0."));
+        }
         let av = v.get("attributes");
         let attrs: SdfgAttrsDto = dto(av, &ap)?;
         let name = attrs
@@ -115,6 +121,7 @@ impl Reader {
         vector::lower(&mut body, &vectors)?;
         distributed::attach(&mut body, &distributed)?;
         self.depth -= 1;
+        self.dace2_math = outer_math;
         Ok(Sdfg {
             id,
             name,

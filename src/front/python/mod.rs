@@ -6,5 +6,5 @@ mod parser;
 
 pub use parser::{
     MAX_BLOCKS, MAX_DEPTH, MAX_NESTING, PyError, parse_code, parse_expr, parse_tasklet,
-    parse_tasklet_calling, parse_wcr_body,
+    MathRuntime, parse_tasklet_calling, parse_wcr_body,
 };

@@ -96,7 +96,19 @@ pub fn parse_code(src: &str) -> Result<Vec<Stmt>, PyError> {
 /// meaning DaCe's C++ gives them: `a < b < c` is `(a < b) < c` (DaCe
 /// prints the chain unchanged into C++).
 pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
-    parse_tasklet_calling(src, &[])
+    parse_tasklet_calling(src, &[], MathRuntime::Dace1)
+}
+
+/// Which DaCe runtime's `dace::math` tasklet code's `math.f(x)` calls
+/// (DaCe prints `math.f` as `dace::math::f`; the SDFG's `dace_version`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathRuntime {
+    /// DaCe 1.x: `T(std::f(x))` for the functions of
+    /// [`DACE_MATH_ARG_TYPED`]; `asin`, `acos`, `atan` only of its typeless
+    /// pi (`f(int(x) * pi)`).
+    Dace1,
+    /// DaCe 2.x: `T(std::f(x))` for those and [`DACE2_MATH_ARG_TYPED`].
+    Dace2,
 }
 
 /// [`parse_tasklet`] where the names `callbacks` are the SDFG's callback
@@ -105,9 +117,11 @@ pub fn parse_tasklet(src: &str) -> Result<Vec<Stmt>, PyError> {
 pub fn parse_tasklet_calling<'a>(
     src: &'a str,
     callbacks: &'a [String],
+    math: MathRuntime,
 ) -> Result<Vec<Stmt>, PyError> {
     let mut p = Parser::new(src)?;
     p.tasklet = true;
+    p.math = math;
     p.records = true;
     p.callbacks = callbacks;
     let out = p.statements_until(Tok::Eof)?;
@@ -150,6 +164,8 @@ struct Parser<'a> {
     nesting: usize,
     /// Tasklet code: blocks allowed, comparison chains as in C++.
     tasklet: bool,
+    /// The runtime of `math.f` in tasklet code.
+    math: MathRuntime,
     /// Struct values allowed (tasklet code and write-conflict lambdas):
     /// `x.field` is [`Expr::Field`], `T(a=x, b=y)` is [`Expr::Record`].
     records: bool,
@@ -242,6 +258,30 @@ const DACE_MATH_ARG_TYPED: &[&str] = &[
     "exp", "sin", "sinh", "cos", "cosh", "tan", "tanh", "sqrt", "log", "log10",
 ];
 
+/// The one-argument `dace::math` functions DaCe 2's runtime adds as
+/// `T f(const T& a) { return (T)std::f(a); }` (its `math.h`).
+const DACE2_MATH_ARG_TYPED: &[&str] = &[
+    "asin",
+    "asinh",
+    "acos",
+    "acosh",
+    "atan",
+    "atanh",
+    "cbrt",
+    "log1p",
+    "log2",
+    "lgamma",
+    "tgamma",
+    "ceil",
+    "trunc",
+    "erf",
+    "erfc",
+    "nearbyint",
+    "round",
+    "exp2",
+    "expm1",
+];
+
 /// The message of a [`MAX_DEPTH`] error.
 fn too_deep() -> String {
     format!(
@@ -302,6 +342,7 @@ impl<'a> Parser<'a> {
             lambdas: vec![Vec::new()],
             in_lambda: false,
             callbacks: &[],
+            math: MathRuntime::Dace1,
             hoist_ok: false,
             hoisted: Vec::new(),
             cb_temps: 0,
@@ -1599,7 +1640,8 @@ impl<'a> Parser<'a> {
             // argument's type.
             if self.tasklet
                 && (path.starts_with("math.") || path.starts_with("dace.math."))
-                && DACE_MATH_ARG_TYPED.contains(&last)
+                && (DACE_MATH_ARG_TYPED.contains(&last)
+                    || (self.math == MathRuntime::Dace2 && DACE2_MATH_ARG_TYPED.contains(&last)))
                 && let Expr::Call(_, args) = &call.expr
                 && let [x] = args.as_slice()
             {
@@ -1614,6 +1656,7 @@ impl<'a> Parser<'a> {
             // pi, so DaCe computes `f(int(x) * pi)` (0 or NaN for asin of a
             // real x): sdfgc computes the same.
             if self.tasklet
+                && self.math == MathRuntime::Dace1
                 && (path.starts_with("math.") || path.starts_with("dace.math."))
                 && matches!(last, "asin" | "acos" | "atan")
                 && let Expr::Call(f, args) = &call.expr
@@ -3108,7 +3151,12 @@ mod tests {
     #[test]
     fn callback_calls_are_statements_of_their_own() {
         let cbs = ["f".to_string()];
-        let v = parse_tasklet_calling("__out_x = f(__in_a, 1, 'hi', None)", &cbs).unwrap();
+        let v = parse_tasklet_calling(
+            "__out_x = f(__in_a, 1, 'hi', None)",
+            &cbs,
+            MathRuntime::Dace1,
+        )
+        .unwrap();
         assert_eq!(
             v,
             vec![Stmt::Callback {
@@ -3122,10 +3170,10 @@ mod tests {
                 result: Some("__out_x".into()),
             }]
         );
-        let v = parse_tasklet_calling("f()", &cbs).unwrap();
+        let v = parse_tasklet_calling("f()", &cbs, MathRuntime::Dace1).unwrap();
         assert!(matches!(&v[..], [Stmt::Callback { args, result: None, .. }] if args.is_empty()));
         // Inside an assignment's value: hoisted into a local before it.
-        let v = parse_tasklet_calling("x = (f(a) + 1)", &cbs).unwrap();
+        let v = parse_tasklet_calling("x = (f(a) + 1)", &cbs, MathRuntime::Dace1).unwrap();
         assert_eq!(
             v,
             vec![
@@ -3137,15 +3185,15 @@ mod tests {
                 assign("x", b(BinaryOp::Add, s("__sdfgc_cb0"), Expr::Int(1))),
             ]
         );
-        let e = parse_tasklet_calling("x = f(a) if c else 0", &cbs)
+        let e = parse_tasklet_calling("x = f(a) if c else 0", &cbs, MathRuntime::Dace1)
             .unwrap_err()
             .to_string();
         assert!(e.contains("conditional expression"), "{e}");
-        let e = parse_tasklet_calling("if f(a) > 0:\n    x = 1", &cbs)
+        let e = parse_tasklet_calling("if f(a) > 0:\n    x = 1", &cbs, MathRuntime::Dace1)
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown function 'f'"), "{e}");
-        let e = parse_tasklet_calling("f(a=1)", &cbs)
+        let e = parse_tasklet_calling("f(a=1)", &cbs, MathRuntime::Dace1)
             .unwrap_err()
             .to_string();
         assert!(e.contains("keyword argument"), "{e}");
@@ -3184,6 +3232,22 @@ mod tests {
         assert_eq!(
             parse_tasklet("y = math.floor(x)").unwrap()[0],
             assign("y", Expr::Call(Func::Floor, vec![s("x")]))
+        );
+        // DaCe 2's runtime: asin, log2, erf, ... are `T(std::f(x))` too (no pi).
+        let dace2 = |src| parse_tasklet_calling(src, &[], MathRuntime::Dace2).unwrap();
+        let atan = Expr::Call(Func::Atan, vec![s("x")]);
+        assert_eq!(
+            dace2("y = math.atan(x)")[0],
+            assign("y", Expr::Call(Func::CastLike, vec![s("x"), atan]))
+        );
+        let log2 = Expr::Call(Func::Log2, vec![s("x")]);
+        assert_eq!(
+            dace2("y = math.log2(x)")[0],
+            assign("y", Expr::Call(Func::CastLike, vec![s("x"), log2.clone()]))
+        );
+        assert_eq!(
+            parse_tasklet("y = math.log2(x)").unwrap()[0],
+            assign("y", log2)
         );
     }
 
