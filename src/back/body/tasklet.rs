@@ -456,6 +456,14 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
         Expr::Call(Func::CastLike, args) if dace_math_call(args) => {
             let t = infer(&args[0], s);
             let value = rec(&args[1]);
+            // DaCe 2's `T f(const T& a, const T& b)`: only for arguments of
+            // one type (else another overload: `<cmath>`'s).
+            if let Expr::Call(_, a) = &args[1]
+                && let [_, y] = a.as_slice()
+                && infer(y, s) != t
+            {
+                return value;
+            }
             // float16: DaCe's `T(std::f(x))` rounds to half.
             if (t.is_float() && t != DType::Float16) || t.is_complex() {
                 value
@@ -2411,7 +2419,11 @@ fn dace_int_pow(args: &[Expr], s: &Scope) -> Option<DType> {
 /// `[x, f(x)]` (or any expression first, which `decltype(name)` never is).
 fn dace_math_call(args: &[Expr]) -> bool {
     match args {
-        [x, Expr::Call(f, a)] if *f != Func::CastLike && a.len() == 1 && a[0] == *x => true,
+        [x, Expr::Call(f, a)]
+            if *f != Func::CastLike && (1..=2).contains(&a.len()) && a[0] == *x =>
+        {
+            true
+        }
         [x, _] => !matches!(x, Expr::Sym(_)),
         _ => false,
     }

@@ -258,6 +258,11 @@ const DACE_MATH_ARG_TYPED: &[&str] = &[
     "exp", "sin", "sinh", "cos", "cosh", "tan", "tanh", "sqrt", "log", "log10",
 ];
 
+/// The two-argument `dace::math` functions DaCe 2's runtime adds as
+/// `T f(const T& a, const T& b) { return std::f(a, b); }` (both arguments of
+/// one type T).
+const DACE2_MATH_ARGS_TYPED: &[&str] = &["atan2", "fmod", "hypot"];
+
 /// The one-argument `dace::math` functions DaCe 2's runtime adds as
 /// `T f(const T& a) { return (T)std::f(a); }` (its `math.h`).
 const DACE2_MATH_ARG_TYPED: &[&str] = &[
@@ -1644,6 +1649,19 @@ impl<'a> Parser<'a> {
                     || (self.math == MathRuntime::Dace2 && DACE2_MATH_ARG_TYPED.contains(&last)))
                 && let Expr::Call(_, args) = &call.expr
                 && let [x] = args.as_slice()
+            {
+                let x = x.clone();
+                return Ok(Tree {
+                    expr: Expr::Call(Func::CastLike, vec![x, call.expr]),
+                    depth: call.depth + 1,
+                });
+            }
+            if self.tasklet
+                && self.math == MathRuntime::Dace2
+                && (path.starts_with("math.") || path.starts_with("dace.math."))
+                && DACE2_MATH_ARGS_TYPED.contains(&last)
+                && let Expr::Call(_, args) = &call.expr
+                && let [x, _] = args.as_slice()
             {
                 let x = x.clone();
                 return Ok(Tree {
