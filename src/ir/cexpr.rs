@@ -94,6 +94,28 @@ SDFGC_HD T sdfgc_math_ipow(T a, T b) {
 }"#,
     ),
     (
+        &["sdfgc_dace2_ipow("],
+        r#"// DaCe 2's dace::math::pow(a, b) of an integral b: repeated multiplication
+// in the type of a (the caller converts an integral a to double for a signed
+// b), the reciprocal for a negative b.
+template <typename R, typename U>
+SDFGC_HD R sdfgc_dace2_ipow(R a, U b) {
+  unsigned int n = static_cast<unsigned int>(b);
+  bool negative = false;
+  if constexpr (std::is_signed<U>::value) {
+    negative = b < 0;
+    if (negative) n = 0u - static_cast<unsigned int>(b);
+  }
+  R r = R(1);
+  if constexpr (std::is_same<R, bool>::value) {
+    r = n == 0 || a;
+  } else {
+    for (unsigned int i = 0; i < n; ++i) r *= a;
+  }
+  return negative ? R(R(1) / r) : r;
+}"#,
+    ),
+    (
         &["sdfgc_reciprocal("],
         r#"// DaCe's reciprocal(x), in the type of x.
 template <typename T>
@@ -726,6 +748,7 @@ impl CExprPrinter<'_> {
             Func::Sign => "sdfgc_sign",
             Func::SignNumpy2 => "sdfgc_sign_numpy_2",
             Func::DaceMathPow => "sdfgc_math_ipow",
+            Func::DaceMathPow2 => "sdfgc_dace2_ipow",
             Func::Reciprocal => "sdfgc_reciprocal",
             Func::Cbrt => "cbrt",
             Func::Tgamma => "tgamma",

@@ -146,6 +146,11 @@ pub enum Func {
     /// `int` (or two `unsigned int`) values repeated multiplication in that
     /// type (0 for a negative exponent), else `std::pow`.
     DaceMathPow,
+    /// `math.pow(a, b)` in tasklet code of an SDFG saved by DaCe 2, whose
+    /// `dace::math::pow` multiplies for an integral `b` (in `double` for an
+    /// integral `a` and a signed `b`, else in the type of `a`; the
+    /// reciprocal for a negative `b`), else `std::pow`.
+    DaceMathPow2,
     /// DaCe's `reciprocal(x)`: `1 / x` in the type of `x`.
     Reciprocal,
     Cbrt,

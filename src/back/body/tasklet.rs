@@ -185,6 +185,10 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                     Some(t) => t,
                     None => infer(&Expr::Call(Func::Pow, args.clone()), s),
                 },
+                Func::DaceMathPow2 => match dace2_pow_type(args, s) {
+                    Some(t) => t,
+                    None => infer(&Expr::Call(Func::Pow, args.clone()), s),
+                },
                 Func::Pow if t0.is_complex() => {
                     let t1 = args.get(1).map(|a| infer(a, s)).unwrap_or(t0);
                     DType::promote(t0, t1)
@@ -446,6 +450,20 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
         // the value (an integer, bool or float16 argument).
         // `dace::math::pow`: its integer overloads for two `int` or two
         // `unsigned int` values, else `std::pow`.
+        Expr::Call(Func::DaceMathPow2, args) => {
+            let lowered: Vec<Expr> = args.iter().map(rec).collect();
+            match (dace2_pow_type(args, s), lowered.as_slice()) {
+                (Some(r), [a, b]) => {
+                    let a = if infer(&args[0], s) == r {
+                        a.clone()
+                    } else {
+                        Expr::Call(Func::Cast(r), vec![a.clone()])
+                    };
+                    Expr::Call(Func::DaceMathPow2, vec![a, b.clone()])
+                }
+                _ => Expr::Call(Func::Pow, lowered),
+            }
+        }
         Expr::Call(Func::DaceMathPow, args) => {
             let lowered = args.iter().map(rec).collect();
             match dace_int_pow(args, s) {
@@ -2399,6 +2417,24 @@ fn element_in_bounds(st: &State, id: NodeId, d: &DataDesc, starts: &[Expr]) -> b
         linear
             && matches!(at(i, false), Expr::Int(lo) if lo >= 0)
             && matches!(simplify(&Expr::bin(BinaryOp::Sub, at(i, true), last)), Expr::Int(over) if over <= 0)
+    })
+}
+
+/// The type DaCe 2's `dace::math::pow(a, b)` multiplies in, where it
+/// multiplies (an integral `b`): `double` for an integral `a` and a signed
+/// `b`, else the type of `a`. `None`: it calls `std::pow`.
+fn dace2_pow_type(args: &[Expr], s: &Scope) -> Option<DType> {
+    let [a, b] = args else { return None };
+    let (ta, tb) = (infer(a, s), infer(b, s));
+    let integral = |t: DType| t.int_range().is_some();
+    if !integral(tb) {
+        return None;
+    }
+    let signed = tb.int_range().is_some_and(|(lo, _)| lo < 0);
+    Some(if integral(ta) && signed {
+        DType::Float64
+    } else {
+        ta
     })
 }
 

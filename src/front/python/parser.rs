@@ -1637,7 +1637,10 @@ impl<'a> Parser<'a> {
                 && (path == "math.pow" || path == "dace.math.pow")
                 && let Expr::Call(f @ Func::Pow, _) = &mut call.expr
             {
-                *f = Func::DaceMathPow;
+                *f = match self.math {
+                    MathRuntime::Dace1 => Func::DaceMathPow,
+                    MathRuntime::Dace2 => Func::DaceMathPow2,
+                };
             }
             // DaCe prints `math.f(x)` as `dace::math::f(x)`, whose runtime
             // returns `T(std::f(x))` for an `x` of type T (an integer
