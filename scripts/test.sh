@@ -45,3 +45,8 @@ PATH="$PWD/build/venv-dace/bin:$PATH" build/venv-dace/bin/python scripts/fuzz_nu
 # failure fails the run.
 SDFGC="$PWD/target/ci/sdfgc" PATH="$PWD/build/venv-dace/bin:$PATH" \
     build/venv-dace/bin/python scripts/enumerate.py --ci --out build/enumerate-ci
+# The same slice under DaCe 2.0.0a10 (the gt4py venv): its runtime's math
+# functions, float16 and ufuncs differ from DaCe 1's, and sdfgc follows the
+# version that saved each SDFG.
+SDFGC="$PWD/target/ci/sdfgc" PATH="$PWD/build/venv-gt4py/bin:$PATH" \
+    build/venv-gt4py/bin/python scripts/enumerate.py --ci --out build/enumerate-ci-dace2
