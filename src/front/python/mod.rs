@@ -5,6 +5,6 @@ mod lexer;
 mod parser;
 
 pub use parser::{
-    MAX_BLOCKS, MAX_DEPTH, MAX_NESTING, PyError, parse_code, parse_expr, parse_tasklet,
-    MathRuntime, parse_tasklet_calling, parse_wcr_body,
+    MAX_BLOCKS, MAX_DEPTH, MAX_NESTING, MathRuntime, PyError, parse_code, parse_expr,
+    parse_tasklet, parse_tasklet_calling, parse_wcr_body,
 };
