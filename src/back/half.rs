@@ -137,10 +137,21 @@ SDFGC_HALF_F1(atan, atanf) SDFGC_HALF_F1(sinh, sinhf) SDFGC_HALF_F1(cosh, coshf)
 SDFGC_HALF_F1(floor, floorf) SDFGC_HALF_F1(ceil, ceilf) SDFGC_HALF_F1(trunc, truncf) SDFGC_HALF_F1(round, roundf)
 SDFGC_HALF_F1(cbrt, cbrtf) SDFGC_HALF_F1(exp2, exp2f) SDFGC_HALF_F1(expm1, expm1f) SDFGC_HALF_F1(log1p, log1pf)
 SDFGC_HALF_F1(asinh, asinhf) SDFGC_HALF_F1(acosh, acoshf) SDFGC_HALF_F1(atanh, atanhf)
+SDFGC_HALF_F1(erf, erff) SDFGC_HALF_F1(erfc, erfcf) SDFGC_HALF_F1(lgamma, lgammaf) SDFGC_HALF_F1(tgamma, tgammaf)
 SDFGC_HALF_F2(pow, powf) SDFGC_HALF_F2(atan2, atan2f) SDFGC_HALF_F2(fmod, fmodf) SDFGC_HALF_F2(hypot, hypotf)
 SDFGC_HALF_F2(fmin, fminf) SDFGC_HALF_F2(fmax, fmaxf) SDFGC_HALF_F2(copysign, copysignf)
 #undef SDFGC_HALF_F1
-#undef SDFGC_HALF_F2"#;
+#undef SDFGC_HALF_F2
+// nextafter of a half in double, as on the CPU.
+SDFGC_HD double nextafter(dace::float16 x, double y) { return nextafter((double)(float)x, y); }
+SDFGC_HD double nextafter(dace::float16 x, dace::float16 y) { return nextafter((double)(float)x, (double)(float)y); }
+// A half and a double compute in double, as on the CPU (where a half only
+// converts to float); the API's half operators would make them ambiguous.
+#define SDFGC_HALF_MIXED(op) \
+    SDFGC_HD double operator op(double a, dace::float16 b) { return a op (double)(float)b; } \
+    SDFGC_HD double operator op(dace::float16 a, double b) { return (double)(float)a op b; }
+SDFGC_HALF_MIXED(+) SDFGC_HALF_MIXED(-) SDFGC_HALF_MIXED(*) SDFGC_HALF_MIXED(/)
+#undef SDFGC_HALF_MIXED"#;
 
 /// The float16 prelude for GPU code of `api` (`cuda` or `hip`): the API's
 /// `half` header, then [`GPU_PRELUDE_BODY`].
@@ -150,8 +161,17 @@ pub fn gpu_prelude(api: &str) -> String {
     } else {
         ("CUDA", "cuda_fp16.h")
     };
+    // clang's HIP `<cmath>` templates promote their arguments through
+    // `__hip::__numeric_type`, whose test is ambiguous for `__half` (a hard
+    // error, not a substitution failure): declared no numeric type there,
+    // `__half` takes the overloads below.
+    let hip_numeric = if api == "hip" {
+        "#if defined(__clang__) && defined(__HIP__)\nnamespace __hip { template <> struct __numeric_type<__half> { static const bool value = false; }; }\n#endif\n"
+    } else {
+        ""
+    };
     format!(
-        "// ---- float16: {name}'s half (IEEE binary16), as DaCe's dace::float16 ----\n#include <{header}>\n{GPU_PRELUDE_BODY}"
+        "// ---- float16: {name}'s half (IEEE binary16), as DaCe's dace::float16 ----\n#include <{header}>\n{hip_numeric}{GPU_PRELUDE_BODY}"
     )
 }
 

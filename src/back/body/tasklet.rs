@@ -539,6 +539,34 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
                 Expr::Call(Func::FloatPow, vec![la, lb])
             }
         }
+        // `<cmath>`'s floating functions of integers (or bools) compute in
+        // double (its templates convert the argument): the conversion is
+        // written out, since CUDA's device code cannot call those
+        // (host-only) templates and HIP's overloads make them ambiguous.
+        Expr::Call(f, args)
+            if CMATH_FLOATING.contains(f)
+                && args.iter().all(|a| {
+                    let t = infer(a, s);
+                    t == DType::Bool || t.int_range().is_some()
+                }) =>
+        {
+            let cast = |a: &Expr| Expr::Call(Func::Cast(DType::Float64), vec![rec(a)]);
+            Expr::Call(*f, args.iter().map(cast).collect())
+        }
+        // Two arguments of different real types: `<cmath>`'s promoting
+        // template, written out (the same reasons).
+        Expr::Call(f, args)
+            if CMATH_BINARY.contains(f)
+                && let [a, b] = args.as_slice()
+                && let (ta, tb) = (infer(a, s), infer(b, s))
+                && ta != tb
+                && [ta, tb]
+                    .iter()
+                    .all(|t| t.is_float() && *t != DType::Float16) =>
+        {
+            let t = DType::promote(ta, tb);
+            Expr::Call(*f, vec![cast_to(rec(a), ta, t), cast_to(rec(b), tb, t)])
+        }
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(rec).collect()),
         Expr::Ternary(c, a, b) => {
             let (ta, tb) = (infer(a, s), infer(b, s));
@@ -2450,6 +2478,51 @@ fn dace_int_pow(args: &[Expr], s: &Scope) -> Option<DType> {
         _ => None,
     }
 }
+
+/// `<cmath>`'s functions of floating-point values that an integer argument
+/// reaches through its templates (computed in double).
+const CMATH_FLOATING: &[Func] = &[
+    Func::Sqrt,
+    Func::Exp,
+    Func::Log,
+    Func::Log10,
+    Func::Log2,
+    Func::Sin,
+    Func::Cos,
+    Func::Tan,
+    Func::Asin,
+    Func::Acos,
+    Func::Atan,
+    Func::Atan2,
+    Func::Sinh,
+    Func::Cosh,
+    Func::Tanh,
+    Func::Cbrt,
+    Func::Tgamma,
+    Func::Lgamma,
+    Func::Erf,
+    Func::Erfc,
+    Func::Expm1,
+    Func::Log1p,
+    Func::Exp2,
+    Func::Asinh,
+    Func::Acosh,
+    Func::Atanh,
+    Func::Hypot,
+    Func::Fmod,
+];
+
+/// `<cmath>`'s functions of two floating-point values.
+const CMATH_BINARY: &[Func] = &[
+    Func::NextAfter,
+    Func::Atan2,
+    Func::Hypot,
+    Func::Fmod,
+    Func::CopySign,
+    Func::Fmin,
+    Func::Fmax,
+    Func::Remainder,
+];
 
 /// Whether `CastLike` arguments are the parser's `dace::math::f(x)`:
 /// `[x, f(x)]` (or any expression first, which `decltype(name)` never is).
