@@ -138,10 +138,12 @@ SDFGC_HALF_F1(floor, floorf) SDFGC_HALF_F1(ceil, ceilf) SDFGC_HALF_F1(trunc, tru
 SDFGC_HALF_F1(cbrt, cbrtf) SDFGC_HALF_F1(exp2, exp2f) SDFGC_HALF_F1(expm1, expm1f) SDFGC_HALF_F1(log1p, log1pf)
 SDFGC_HALF_F1(asinh, asinhf) SDFGC_HALF_F1(acosh, acoshf) SDFGC_HALF_F1(atanh, atanhf)
 SDFGC_HALF_F1(erf, erff) SDFGC_HALF_F1(erfc, erfcf) SDFGC_HALF_F1(lgamma, lgammaf) SDFGC_HALF_F1(tgamma, tgammaf)
-SDFGC_HALF_F2(pow, powf) SDFGC_HALF_F2(atan2, atan2f) SDFGC_HALF_F2(fmod, fmodf) SDFGC_HALF_F2(hypot, hypotf)
+SDFGC_HALF_F2(atan2, atan2f) SDFGC_HALF_F2(fmod, fmodf) SDFGC_HALF_F2(hypot, hypotf)
 SDFGC_HALF_F2(fmin, fminf) SDFGC_HALF_F2(fmax, fmaxf) SDFGC_HALF_F2(copysign, copysignf)
 #undef SDFGC_HALF_F1
 #undef SDFGC_HALF_F2
+// pow of halves in float, not rounded to half, as the CPU's std::pow.
+SDFGC_HD float pow(dace::float16 x, dace::float16 y) { return powf((float)x, (float)y); }
 // nextafter of a half in double, as on the CPU.
 SDFGC_HD double nextafter(dace::float16 x, double y) { return nextafter((double)(float)x, y); }
 SDFGC_HD double nextafter(dace::float16 x, dace::float16 y) { return nextafter((double)(float)x, (double)(float)y); }
