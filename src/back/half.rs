@@ -52,6 +52,10 @@ typedef half float16;
 inline double nextafter(half x, double y) { return ::nextafter(double(float(x)), y); }
 inline double nextafter(half x, half y) { return ::nextafter(double(float(x)), double(float(y))); }
 }  // namespace dace
+// DaCe's T(...) of a half: a value rounded to half; a vector unchanged.
+template <typename T> inline auto sdfgc_half_round(const T &x) {
+    if constexpr (std::is_convertible<T, float>::value) return dace::float16((float)x); else return x;
+}
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 inline dace::half sdfgc_ipow(dace::half base, int exp) {
     dace::half r = 1.0f;
@@ -86,6 +90,10 @@ typedef half float16;
 inline double nextafter(half x, double y) { return ::nextafter(double(float(x)), y); }
 inline double nextafter(half x, half y) { return ::nextafter(double(float(x)), double(float(y))); }
 }  // namespace dace
+// DaCe's T(...) of a half: a value rounded to half; a vector unchanged.
+template <typename T> inline auto sdfgc_half_round(const T &x) {
+    if constexpr (std::is_convertible<T, float>::value) return dace::float16((float)x); else return x;
+}
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 inline dace::half sdfgc_ipow(dace::half base, int exp) {
     dace::half r = 1.0f;
@@ -107,6 +115,10 @@ pub fn prelude(version: &str) -> &'static str {
 /// binary16 in host and device code alike, whatever DaCe version saved the
 /// SDFG.
 const GPU_PRELUDE_BODY: &str = r#"namespace dace { typedef half float16; }
+// DaCe's T(...) of a half: a value rounded to half; a vector unchanged.
+template <typename T> SDFGC_HD auto sdfgc_half_round(const T &x) {
+    if constexpr (std::is_convertible<T, float>::value) return dace::float16((float)x); else return x;
+}
 // x ** k as DaCe's dace::math::ipow: the product stored as half at each step.
 SDFGC_HD dace::float16 sdfgc_ipow(dace::float16 base, int exp) {
     dace::float16 r = 1.0f;

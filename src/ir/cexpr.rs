@@ -749,6 +749,7 @@ impl CExprPrinter<'_> {
             Func::SignNumpy2 => "sdfgc_sign_numpy_2",
             Func::DaceMathPow => "sdfgc_math_ipow",
             Func::DaceMathPow2 => "sdfgc_dace2_ipow",
+            Func::HalfRound => "sdfgc_half_round",
             Func::Reciprocal => "sdfgc_reciprocal",
             Func::Cbrt => "cbrt",
             Func::Tgamma => "tgamma",

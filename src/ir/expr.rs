@@ -151,6 +151,9 @@ pub enum Func {
     /// integral `a` and a signed `b`, else in the type of `a`; the
     /// reciprocal for a negative `b`), else `std::pow`.
     DaceMathPow2,
+    /// A float16 value rounded to half (DaCe's `T(...)` of a half); a
+    /// vector of halves unchanged (`sdfgc_half_round`, the half preludes).
+    HalfRound,
     /// DaCe's `reciprocal(x)`: `1 / x` in the type of `x`.
     Reciprocal,
     Cbrt,

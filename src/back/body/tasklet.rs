@@ -185,6 +185,7 @@ fn infer(e: &Expr, s: &Scope) -> DType {
                     Some(t) => t,
                     None => infer(&Expr::Call(Func::Pow, args.clone()), s),
                 },
+                Func::HalfRound => DType::Float16,
                 Func::DaceMathPow2 => match dace2_pow_type(args, s) {
                     Some(t) => t,
                     None => infer(&Expr::Call(Func::Pow, args.clone()), s),
@@ -482,8 +483,11 @@ fn lower(e: &Expr, s: &Scope) -> Expr {
             {
                 return value;
             }
-            // float16: DaCe's `T(std::f(x))` rounds to half.
-            if (t.is_float() && t != DType::Float16) || t.is_complex() {
+            // float16: DaCe's `T(std::f(x))` rounds to half (a vector of
+            // halves stays a vector).
+            if t == DType::Float16 {
+                Expr::Call(Func::HalfRound, vec![value])
+            } else if t.is_float() || t.is_complex() {
                 value
             } else {
                 Expr::Call(Func::Cast(t), vec![value])
