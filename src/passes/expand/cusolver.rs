@@ -178,6 +178,32 @@ fn in_place(b: &Builder, i: usize, o: usize) -> Result<()> {
     Ok(())
 }
 
+/// The square input and output matrices of Cholesky and Inv (`what`):
+/// both of one type and one size, with cuSOLVER's type letter and C++ type.
+fn square_in_out(
+    b: &Builder,
+    i: usize,
+    o: usize,
+    what: &str,
+) -> Result<(Mat, Mat, char, &'static str)> {
+    let a = mat(b, i, &format!("{what} input"), false)?;
+    let out = mat(b, o, &format!("{what} output"), false)?;
+    let (f, ty) = types(b, b.op(i).desc.dtype)?;
+    if b.op(o).desc.dtype != b.op(i).desc.dtype {
+        return Err(b.unsupported(format_args!("{what} input and output of different types")));
+    }
+    if a.rows != a.cols || out.rows != a.rows || out.cols != a.cols {
+        return Err(b.unsupported(format_args!(
+            "{what} of a {} x {} matrix into {} x {} (square matrices of one size needed)",
+            c(&a.rows),
+            c(&a.cols),
+            c(&out.rows),
+            c(&out.cols)
+        )));
+    }
+    Ok((a, out, f, ty))
+}
+
 /// The matrix a factorization (`what`: Getrf, Potrf) overwrites: `_xin`,
 /// in place as `_xout` (the output connector only names its memory), with
 /// cuSOLVER's type letter and C++ type.
@@ -405,24 +431,9 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             code.free("__dace_workspace");
         }
         SolverOp::Cholesky => {
-            let a_in = b.input("_a")?;
-            let b_out = b.output("_b")?;
-            let a = mat(b, a_in, "Cholesky input", false)?;
-            let o = mat(b, b_out, "Cholesky output", false)?;
-            let (f, ty) = types(b, b.op(a_in).desc.dtype)?;
-            if b.op(b_out).desc.dtype != b.op(a_in).desc.dtype {
-                return Err(b.unsupported("Cholesky input and output of different types"));
-            }
+            let (a_in, b_out) = (b.input("_a")?, b.output("_b")?);
+            let (a, o, f, ty) = square_in_out(b, a_in, b_out, "Cholesky")?;
             let n = c(&a.rows);
-            if a.rows != a.cols || o.rows != a.rows || o.cols != a.cols {
-                return Err(b.unsupported(format_args!(
-                    "Cholesky of a {} x {} matrix into {} x {} (square matrices of one size needed)",
-                    n,
-                    c(&a.cols),
-                    c(&o.rows),
-                    c(&o.cols)
-                )));
-            }
             let (pa, po) = (
                 format!("reinterpret_cast<{ty} *>({})", a.conn),
                 format!("reinterpret_cast<{ty} *>({})", o.conn),
@@ -504,24 +515,9 @@ pub(super) fn call(b: &mut Builder, op: SolverOp, lower: bool) -> Result<Tasklet
             code.free("__ainout");
         }
         SolverOp::Inv => {
-            let a_in = b.input("_ain")?;
-            let a_out = b.output("_aout")?;
-            let a = mat(b, a_in, "Inv input", false)?;
-            let o = mat(b, a_out, "Inv output", false)?;
-            let (f, ty) = types(b, b.op(a_in).desc.dtype)?;
-            if b.op(a_out).desc.dtype != b.op(a_in).desc.dtype {
-                return Err(b.unsupported("Inv input and output of different types"));
-            }
+            let (a_in, a_out) = (b.input("_ain")?, b.output("_aout")?);
+            let (a, o, f, ty) = square_in_out(b, a_in, a_out, "Inv")?;
             let n = c(&a.rows);
-            if a.rows != a.cols || o.rows != a.rows || o.cols != a.cols {
-                return Err(b.unsupported(format_args!(
-                    "Inv of a {} x {} matrix into {} x {} (square matrices of one size needed)",
-                    n,
-                    c(&a.cols),
-                    c(&o.rows),
-                    c(&o.cols)
-                )));
-            }
             let ptr = |conn: &str| format!("reinterpret_cast<{ty} *>({conn})");
             // DaCe's overwrite_a: `_aout` names `_ain`'s memory.
             let overwrite = in_place(b, a_in, a_out).is_ok();
