@@ -62,10 +62,11 @@ CI_IDS = os.path.join(SCRIPTS, "dace-tests-ci.txt")
 GPU_CI_IDS = os.path.join(SCRIPTS, "dace-tests-gpu-ci.txt")
 EMU_NVCC = os.path.join(SCRIPTS, "emu-nvcc")
 
-# DaCe's CPU CI (.github/workflows/general-ci.yml at v1.0.2).
+# DaCe's CPU CI (.github/workflows/general-ci.yml at v1.0.2), and the data
+# instrumentation tests (`datainstrument`) that it leaves out.
 MARKERS = ("not gpu and not verilator and not tensorflow and not mkl and not sve and not papi and not mlir "
            "and not lapack and not fpga and not mpi and not rtl_hardware and not scalapack "
-           "and not datainstrument and not long")
+           "and not long")
 # DaCe's GPU tests: the same exclusions around the gpu marker.
 GPU_MARKERS = "gpu and " + " and ".join(MARKERS.split(" and ")[1:])
 DACE_ENV = {"NOSTATUSBAR": "1", "DACE_testing_serialization": "1", "DACE_testing_deserialize_exception": "1",

@@ -89,6 +89,11 @@ struct CompileArgs {
     /// (auto: rows of 4 KiB or more; always: every row, for tests; off).
     #[arg(long, value_enum, default_value_t = RowPadding::Auto)]
     row_padding: RowPadding,
+    /// Data instrumentation (access nodes or states with DaCe's `Save`): the
+    /// folder its reports go to, DaCe's `<build folder>/data` (default:
+    /// `.dacecache/<name>/data`, relative to where the program runs).
+    #[arg(long, value_name = "DIR")]
+    data_folder: Option<String>,
     /// Print the workspace layout per storage (packed, sequential, DaCe's sum) and each
     /// transient's offset and live range; files are written only if -o is given.
     #[arg(long)]
@@ -300,6 +305,7 @@ fn main() -> ExitCode {
                 offload_args: c.offload.unwrap_or_default(),
                 host_maps: c.host_maps.clone(),
                 row_padding: c.row_padding,
+                data_folder: c.data_folder.clone(),
             };
             if c.stats || c.stats_json.is_some() || c.stats_svg.is_some() {
                 let symbols = c.symbols.iter().cloned().collect();

@@ -201,6 +201,10 @@ pub struct CompileOptions {
     pub host_maps: Vec<String>,
     /// Padding of the rows of large transients (CPU code).
     pub row_padding: RowPadding,
+    /// Where data instrumentation saves its reports (DaCe's
+    /// `<build folder>/data`; None: `.dacecache/<name>/data` from the
+    /// program's working directory).
+    pub data_folder: Option<String>,
 }
 
 impl CompileOptions {
@@ -222,6 +226,7 @@ impl CompileOptions {
             offload_args: OffloadArgs::HostArgs,
             host_maps: Vec::new(),
             row_padding: RowPadding::Auto,
+            data_folder: None,
         }
     }
 }

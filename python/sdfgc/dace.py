@@ -206,6 +206,9 @@ def _generate_code(sdfg, validate=True):
             os.makedirs(keep, exist_ok=True)
             sdfg.save(os.path.join(keep, sdfg.name + ".sdfg"))
         cmd = _sdfgc_command(path, tmp, _options, target)
+        # Data instrumentation saves where DaCe's report reader looks
+        # (`SDFG.get_instrumented_data()`): the build folder's `data`.
+        cmd += ["--data-folder", os.path.abspath(os.path.join(sdfg.build_folder, "data"))]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             message = r.stderr.strip() or f"sdfgc exited with {r.returncode}"

@@ -202,6 +202,9 @@ pub struct State {
     pub nodes: Vec<Node>,
     /// Memlet edges.
     pub edges: Vec<DataEdge>,
+    /// DaCe's `symbol_instrument`: the symbols defined at the state are
+    /// saved or restored when it starts.
+    pub symbol_instrument: Option<Box<DataInstrument>>,
 }
 
 /// A dataflow node.
@@ -244,6 +247,41 @@ pub struct AccessNode {
     pub data: String,
     /// Zero the container before first use in the state.
     pub setzero: bool,
+    /// DaCe's data instrumentation of the node (`instrument`), if any.
+    pub instrument: Option<Box<DataInstrument>>,
+}
+
+/// DaCe's `DataInstrumentationType` other than `No_Instrumentation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstrumentKind {
+    /// `Save`: the data (or the state's symbols) is written to the report folder.
+    Save,
+    /// `Restore`: the data (or the state's symbols) is read back from a report.
+    Restore,
+}
+
+/// When an instrumentation runs (DaCe's `instrument_condition`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstrumentCondition {
+    /// Every time (absent, or the code `1`).
+    Always,
+    /// A Python condition, translated.
+    Expr(Expr),
+    /// A C++ condition, passed through.
+    Cpp(String),
+}
+
+/// DaCe's data instrumentation of an access node (its data) or of a state
+/// (its defined symbols, `symbol_instrument`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataInstrument {
+    /// Save or restore.
+    pub kind: InstrumentKind,
+    /// When it runs.
+    pub condition: InstrumentCondition,
+    /// The file stem DaCe gives it: `<cfg id>_<state id>_<node id>` for an
+    /// access node, `<state id>` for a state's symbols (set by the reader).
+    pub uuid: String,
 }
 
 /// Map schedules (DaCe's `ScheduleType`).

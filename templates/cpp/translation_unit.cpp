@@ -72,6 +72,13 @@ extern "C" int __dace_exit_{{ name }}({{ name }}_state_t *__state) {
 {{ exit_body }}    delete __state;
     return 0;
 }
+{%- if data_report %}
+
+/// DaCe's data instrumentation: the report folder restores read from.
+extern "C" void __dace_set_instrumented_data_report({{ name }}_state_t *__state, const char *dirpath) {
+    __state->__sdfgc_serializer->folder = dirpath;
+}
+{%- endif %}
 {% for w in workspaces %}
 /// Layout of the {{ w.storage }} workspace: {{ w.shelves.len() }} {% if w.shelves.len() == 1 %}shelf{% else %}shelves{% endif %} at {{ w.align }}-byte aligned offsets;
 /// the transients of one shelf are never live at the same time (or meet only at an

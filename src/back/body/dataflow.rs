@@ -51,6 +51,7 @@ fn data_of(st: &State, id: NodeId) -> Option<&str> {
 impl FnWriter<'_> {
     /// Writes one state.
     pub fn state(&mut self, st: &State, b: &Block) -> Result<()> {
+        self.symbol_instrument(st);
         if st.nodes.is_empty() {
             return Ok(());
         }
@@ -177,7 +178,10 @@ impl FnWriter<'_> {
                 self.flush_host_syncs();
             }
             match &n.kind {
-                NodeKind::Access(_) => self.copies_from(ctx, id)?,
+                NodeKind::Access(a) => {
+                    self.data_instrument(a)?;
+                    self.copies_from(ctx, id)?
+                }
                 NodeKind::MapEntry(m) if self.launches_kernel(ctx, id, m) => {
                     self.map_kernel(ctx, id, m)?
                 }

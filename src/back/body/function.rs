@@ -529,6 +529,7 @@ impl<'a> FnWriter<'a> {
     fn declare_symbols(&mut self) {
         let mut assigned = BTreeSet::new();
         crate::passes::span::assigned_symbols(&self.sdfg.body, &mut assigned);
+        let instrumented = crate::back::body::instrument::uses(self.sdfg).any();
         let params = self.sym_params.clone();
         for name in assigned {
             if params.contains(&name) {
@@ -554,8 +555,11 @@ impl<'a> FnWriter<'a> {
                 Some((_, dtype)) => dtype,
                 None => self.sdfg.symbol_type(&name).unwrap_or(DType::Int64),
             };
+            // Data instrumentation may read a symbol before its first
+            // assignment (DaCe's saves of a loop's guard): then zero.
+            let init = if instrumented { " = {}" } else { "" };
             self.decls
-                .line(format!("[[maybe_unused]] {} {name};", t.ctype()));
+                .line(format!("[[maybe_unused]] {} {name}{init};", t.ctype()));
             self.local_symbols.insert(name, t);
         }
     }
@@ -680,8 +684,13 @@ impl<'a> FnWriter<'a> {
                         .unwrap_or_default();
                     let u = self.assignment_list(&r.edges[back].assignments);
                     let c = self.cond(cond);
-                    self.out
-                        .line(format!("// loop {}", r.blocks[header.index()].label));
+                    let hb = &r.blocks[header.index()];
+                    self.out.line(format!("// loop {}", hb.label));
+                    // DaCe's `for` runs its guard state's symbol
+                    // instrumentation once, before the loop.
+                    if let BlockKind::State(st) = &hb.kind {
+                        self.symbol_instrument(st);
+                    }
                     self.out.open(format!("for ({i}; {c}; {u})"));
                     self.structured(r, &body[..body.len() - 1])?;
                     self.out.close();
@@ -689,8 +698,8 @@ impl<'a> FnWriter<'a> {
                 Structured::While { header, cond, body } => {
                     let hb = &r.blocks[header.index()];
                     let c = self.cond(cond);
-                    let empty_header =
-                        matches!(&hb.kind, BlockKind::State(st) if st.nodes.is_empty());
+                    let empty_header = matches!(&hb.kind, BlockKind::State(st)
+                        if st.nodes.is_empty() && st.symbol_instrument.is_none());
                     self.out.line(format!("// loop {}", hb.label));
                     if empty_header {
                         self.out.open(format!("while ({c})"));

@@ -11,6 +11,7 @@ mod dataflow;
 pub(crate) mod datastream;
 mod function;
 mod hostsync;
+pub(crate) mod instrument;
 mod kernel;
 mod library;
 mod reduction;

@@ -294,6 +294,7 @@ mod tests {
         NodeKind::Access(AccessNode {
             data: data.into(),
             setzero: false,
+            instrument: None,
         })
     }
 
@@ -351,6 +352,7 @@ mod tests {
                     path: String::new(),
                 })
                 .collect(),
+            symbol_instrument: None,
         }
     }
 

@@ -70,6 +70,9 @@ struct TranslationUnit<'a> {
     threads: bool,
     /// [`THREADS`].
     threads_symbol: &'static str,
+    /// Some node or state restores instrumented data: the file exports
+    /// `__dace_set_instrumented_data_report`.
+    data_report: bool,
 }
 
 #[derive(Template)]
@@ -249,6 +252,7 @@ pub fn write(p: &Program) -> Result<Outputs> {
         workspaces: workspace::workspaces(p),
         threads,
         threads_symbol: THREADS,
+        data_report: crate::back::body::instrument::uses(sdfg).restore,
     };
     let header = Header {
         name,

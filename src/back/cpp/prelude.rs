@@ -53,6 +53,12 @@ pub(super) fn prelude(p: &Program, struct_defs: &str, text: &FileText) -> String
     if uses("sdfgc_stream<") || members.iter().any(|m| m.contains("sdfgc_stream<")) {
         add(crate::back::body::datastream::PRELUDE);
     }
+    if members
+        .iter()
+        .any(|m| m.starts_with("sdfgc_data_serializer "))
+    {
+        add(crate::back::body::instrument::PRELUDE);
+    }
     if uses("sdfgc_device_new<") {
         add(crate::back::gpu::device_heap::PRELUDE);
     }

@@ -3,7 +3,7 @@
 //! down.
 
 use super::{TaskletExtras, constants, init_locations};
-use crate::back::body::{copy_stride_name, member_name};
+use crate::back::body::{copy_stride_name, instrument, member_name};
 use crate::back::gpu::libs::GpuLib;
 use crate::back::gpu::{Dialect, cublas};
 use crate::diag::Result;
@@ -71,6 +71,7 @@ impl StateParts {
             s.gpu_pool(p, g);
         }
         s.library_handles(p, x.gpu_libs);
+        s.data_instrumentation(p);
         s.sdfg_code(p, x.all);
         s.tasklet_code(x.extras);
         if p.cublas_calls {
@@ -260,6 +261,37 @@ impl StateParts {
     }
 
     /// The SDFGs' own init and exit code (DaCe's `init_code` and `exit_code`).
+    /// The serializer of data instrumentation (DaCe's `serializer`), made
+    /// at init: its report folder is stamped with the time of the init.
+    fn data_instrumentation(&mut self, p: &Program) {
+        let uses = instrument::uses(&p.sdfg);
+        if !uses.any() {
+            return;
+        }
+        let m = instrument::MEMBER;
+        let folder = if uses.save {
+            p.options
+                .data_folder
+                .clone()
+                .unwrap_or_else(|| format!(".dacecache/{}/data", p.sdfg.name))
+        } else {
+            String::new()
+        };
+        let folder: String = folder
+            .chars()
+            .flat_map(|c| match c {
+                '"' | '\\' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect();
+        self.members
+            .push(format!("sdfgc_data_serializer *{m} = nullptr;"));
+        self.init.push_str(&format!(
+            "    __state->{m} = new sdfgc_data_serializer(\"{folder}\");\n"
+        ));
+        self.exit.push_str(&format!("    delete __state->{m};\n"));
+    }
+
     fn sdfg_code(&mut self, p: &Program, all: &[&Sdfg]) {
         for s in all {
             for loc in init_locations(p) {

@@ -225,7 +225,19 @@ impl Reader {
             })
         };
         let edges = self.read_list(array_mut(v, "edges"), true, &read)?;
-        Ok(State { nodes: out, edges })
+        let ap = ptr(path, "attributes");
+        let a: StateAttrsDto = dto(v.get("attributes"), &ap)?;
+        let symbol_instrument = data_instrument(
+            a.symbol_instrument.as_deref(),
+            a.symbol_instrument_condition,
+            &ap,
+            "symbol_instrument",
+        )?;
+        Ok(State {
+            nodes: out,
+            edges,
+            symbol_instrument,
+        })
     }
 }
 

@@ -77,6 +77,16 @@ pub(super) struct InterstateDto {
 pub(super) struct AccessDto {
     pub(super) data: Option<String>,
     pub(super) setzero: bool,
+    pub(super) instrument: Option<String>,
+    pub(super) instrument_condition: Option<CodeDto>,
+}
+
+/// A state's own attributes that sdfgc reads (its nodes and edges are read apart).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct StateAttrsDto {
+    pub(super) symbol_instrument: Option<String>,
+    pub(super) symbol_instrument_condition: Option<CodeDto>,
 }
 
 /// Also read by reference: `range`, `gpu_block_size`.

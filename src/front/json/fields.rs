@@ -460,6 +460,48 @@ pub(super) fn code_map(m: IndexMap<String, CodeDto>, path: &str) -> Result<NameM
 }
 
 /// Parses a Python condition; an empty one is `true`.
+/// DaCe's data instrumentation (`instrument` of an access node,
+/// `symbol_instrument` of a state) with its condition; None for
+/// `No_Instrumentation`. The file stem is set once the state's place is
+/// known (`number_instruments`).
+pub(super) fn data_instrument(
+    kind: Option<&str>,
+    cond: Option<CodeDto>,
+    path: &str,
+    key: &str,
+) -> Result<Option<Box<DataInstrument>>> {
+    let kind = match kind {
+        None | Some("No_Instrumentation") => return Ok(None),
+        Some("Save") => InstrumentKind::Save,
+        Some("Restore") => InstrumentKind::Restore,
+        Some(other) => {
+            return Err(Error::format(
+                ptr(path, key),
+                format!("unknown data instrumentation type '{other}'"),
+            ));
+        }
+    };
+    let cp = ptr(path, format!("{key}_condition"));
+    let c = code_block(cond, Language::Python, &cp, &|| {
+        "an instrumentation condition".to_string()
+    })?;
+    let code = c.code.trim();
+    let condition = if code.is_empty() || code == "1" {
+        InstrumentCondition::Always
+    } else if c.language == Language::Cpp {
+        InstrumentCondition::Cpp(code.to_string())
+    } else {
+        InstrumentCondition::Expr(
+            python::parse_expr(code).map_err(|e| py_err(e, &cp, "condition"))?,
+        )
+    };
+    Ok(Some(Box::new(DataInstrument {
+        kind,
+        condition,
+        uuid: String::new(),
+    })))
+}
+
 pub(super) fn condition(c: Option<CodeDto>, path: &str) -> Result<Expr> {
     let c = code_block(c, Language::Python, path, &|| "a condition".to_string())?;
     if c.code.trim().is_empty() {

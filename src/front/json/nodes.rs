@@ -13,9 +13,16 @@ impl Reader {
                 let data = a
                     .data
                     .ok_or_else(|| Error::format(&ap, "access node without 'data'"))?;
+                let instrument = data_instrument(
+                    a.instrument.as_deref(),
+                    a.instrument_condition,
+                    &ap,
+                    "instrument",
+                )?;
                 NodeKind::Access(AccessNode {
                     data,
                     setzero: a.setzero,
+                    instrument,
                 })
             }
             "MapEntry" => {

@@ -120,6 +120,7 @@ impl Reader {
         let mut body = body?;
         vector::lower(&mut body, &vectors)?;
         distributed::attach(&mut body, &distributed)?;
+        number_instruments(&mut body, id);
         self.depth -= 1;
         self.dace2_math = outer_math;
         Ok(Sdfg {
@@ -360,4 +361,33 @@ fn redistributions(av: Option<&Json>, ap: &str) -> Result<NameMap<(String, Strin
     }
     out.sort_keys();
     Ok(out)
+}
+
+/// Gives every instrumented access node and state of `r` (and of the
+/// regions inside it, not of nested SDFGs) DaCe's file stem: the state's
+/// position in its region, and for an access node `<cfg id>_<state>_<node>`.
+fn number_instruments(r: &mut Region, cfg_id: u32) {
+    for (i, b) in r.blocks.iter_mut().enumerate() {
+        match &mut b.kind {
+            BlockKind::State(st) => {
+                if let Some(x) = &mut st.symbol_instrument {
+                    x.uuid = i.to_string();
+                }
+                for (n, node) in st.nodes.iter_mut().enumerate() {
+                    if let NodeKind::Access(a) = &mut node.kind
+                        && let Some(x) = &mut a.instrument
+                    {
+                        x.uuid = format!("{cfg_id}_{i}_{n}");
+                    }
+                }
+            }
+            BlockKind::Region(inner) => number_instruments(inner, cfg_id),
+            BlockKind::Conditional(branches) => {
+                for (_, inner) in branches {
+                    number_instruments(inner, cfg_id);
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
 }

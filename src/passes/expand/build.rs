@@ -570,6 +570,7 @@ impl<'a> Builder<'a> {
             NodeKind::Access(AccessNode {
                 data: data.to_string(),
                 setzero: false,
+                instrument: None,
             }),
         )
     }

@@ -67,6 +67,7 @@ fn copy_state(
                 kind: NodeKind::Access(AccessNode {
                     data: name.clone(),
                     setzero: false,
+                    instrument: None,
                 }),
                 path: path.to_string(),
             });
