@@ -76,7 +76,7 @@ NPBENCH_VARIANTS = ("program.sdfg", "program.autoopt.sdfg", "program.external.sd
 
 def python_for(path):
     base = os.path.basename(path)
-    if base == "program.v2.sdfg" or (base.startswith("cpu") and base.endswith(".sdfg")):
+    if base.startswith("program.v2.") or (base.startswith("cpu") and base.endswith(".sdfg")):
         return os.environ.get("DACE2_PYTHON", os.path.join(ROOT, "build/venv-gt4py/bin/python"))
     return os.environ.get("DACE1_PYTHON", os.path.join(ROOT, "build/venv-dace/bin/python"))
 
@@ -109,7 +109,7 @@ def collect(suites):
             r = os.path.join(ROOT, "fixtures", suite)
             for d in sorted(os.listdir(r)):
                 case = os.path.join(r, d)
-                for v in ("program.sdfg", "program.autoopt.sdfg"):
+                for v in ("program.sdfg", "program.autoopt.sdfg", "program.v2.sdfg", "program.v2.autoopt.sdfg"):
                     p = os.path.join(case, v)
                     if os.path.isfile(p) and os.path.isfile(os.path.join(case, "case.json")):
                         add(f"{suite}/{d}/{v}", p, case)

@@ -333,3 +333,53 @@ fn conditionals_have_no_empty_then_branch() {
         bad.join("\n")
     );
 }
+
+/// Maps with too little work for a parallel region run on the calling
+/// thread (forking and joining a team costs more than a few thousand
+/// additions: NPBench jacobi_1d's six maps of 3,200 elements per time step
+/// ran 8x faster on one thread): a map whose work is known only at run time
+/// is written twice, its parallel loops under `if (work >= 16384)`, and a
+/// map whose work is a constant below that gets no pragma at all.
+#[test]
+fn small_maps_run_on_the_calling_thread() {
+    let outs = sdfgc::driver::generate(
+        &root().join("fixtures/npbench/jacobi_1d/program.sdfg"),
+        &CompileOptions::new(Target::Cpp),
+    )
+    .unwrap();
+    let code = &outs.iter().find(|(n, _)| n.ends_with(".cpp")).unwrap().1;
+    let lines: Vec<&str> = code.lines().map(str::trim).collect();
+    let pragmas: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("#pragma omp parallel"))
+        .collect();
+    assert_eq!(pragmas.len(), 6, "{code}");
+    for &i in &pragmas {
+        assert!(lines[i - 1].starts_with("// map "), "{code}");
+        assert_eq!(lines[i - 2], "if (N - 2 >= 16384) {", "{code}");
+    }
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "if (N - 2 >= 16384) {")
+            .count(),
+        6
+    );
+    // No written program tests a constant work at run time.
+    let mut constant = Vec::new();
+    for (file, outs) in written_programs() {
+        for (name, code) in &outs {
+            let lines: Vec<&str> = code.lines().map(str::trim).collect();
+            for w in lines.windows(3) {
+                if w[2].starts_with("#pragma omp parallel")
+                    && let Some(c) = w[0].strip_prefix("if (")
+                    && c.split(" >= ")
+                        .next()
+                        .is_some_and(|c| c.parse::<i64>().is_ok())
+                {
+                    constant.push(format!("{} ({name}): {}", file.display(), w[0]));
+                }
+            }
+        }
+    }
+    assert!(constant.is_empty(), "{}", constant.join("\n"));
+}

@@ -106,6 +106,27 @@ impl Emitter {
         self.indent
     }
 
+    /// Removes and returns the text emitted since `mark`.
+    pub fn take_since(&mut self, mark: Mark) -> String {
+        self.buf.split_off(mark.at)
+    }
+
+    /// Appends `text` (lines emitted on this emitter) one level deeper.
+    pub fn append_deeper(&mut self, text: &str) {
+        for l in text.lines() {
+            if !l.is_empty() {
+                self.buf.push_str("    ");
+                self.buf.push_str(l);
+            }
+            self.buf.push('\n');
+        }
+    }
+
+    /// Appends `text` (whole lines) verbatim.
+    pub fn append_raw(&mut self, text: &str) {
+        self.buf.push_str(text);
+    }
+
     /// Appends the text of another emitter verbatim.
     pub fn append(&mut self, other: Emitter) {
         self.buf.push_str(&other.buf);

@@ -196,9 +196,12 @@ SDFGC_HD auto sdfgc_int_ceil(A a, B b) -> decltype(a + b) {
         &["sdfgc_pad_stride("],
         r#"// The row stride of a padded transient: rows of n elements of `bytes`
 // each, from `from` bytes on, take an odd number of 64-byte lines, so that a
-// walk down a column meets every cache set instead of one.
+// walk down a column meets every cache set instead of one. Branch-free on
+// `n`: a select here kept GCC from hoisting the stride out of the loops that
+// index with it, and from vectorizing them.
 SDFGC_HD constexpr int64_t sdfgc_pad_stride(int64_t n, int64_t bytes, int64_t from) {
-  return n * bytes < from || 64 % bytes != 0 ? n : ((n * bytes + 63) / 64 | 1) * (64 / bytes);
+  return 64 % bytes != 0 ? n
+                         : n + static_cast<int64_t>(n * bytes >= from) * (((n * bytes + 63) / 64 | 1) * (64 / bytes) - n);
 }"#,
     ),
     (

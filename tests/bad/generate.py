@@ -229,9 +229,13 @@ def tiled_nested_input(d):
 
 def threadlocal_shared_write(d):
     """`flags` made CPU_ThreadLocal and every iteration of the parallel map
-    `query_map` writing its element 0."""
+    `query_map` writing its element 0; the map over `0:N`, enough work for
+    a parallel region whatever N is at run time."""
     d["attributes"]["_arrays"]["flags"]["attributes"]["storage"] = "CPU_ThreadLocal"
     for st in d["nodes"]:
+        for n in st["nodes"]:
+            if n["type"] == "MapEntry" and n["attributes"]["range"]["ranges"][0]["end"] == "7":
+                n["attributes"]["range"]["ranges"][0]["end"] = "N - 1"
         for e in st["edges"]:
             m = e["attributes"]["data"]["attributes"]
             if m.get("data") == "flags" and e.get("src_connector") == "f":

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::back::body::copies::{self, CopySides};
 use crate::back::body::function::{Access, FnWriter};
-use crate::back::body::views;
+use crate::back::body::{parallel_work, views};
 use crate::diag::{Error, Result};
 use crate::ir::simplify::{free_symbols, probably_equal, simplify};
 use crate::ir::*;
@@ -252,7 +252,7 @@ impl FnWriter<'_> {
             .take_while(|r| one(r))
             .count()
             .min(m.params.len());
-        let parallel = !self.in_parallel
+        let mut parallel = !self.in_parallel
             && !single
             && matches!(
                 m.schedule,
@@ -262,12 +262,30 @@ impl FnWriter<'_> {
                     | Schedule::GpuDevice
                     | Schedule::GpuDefault
             );
+        // The nodes of the map's body (the entry too), and their work: a map
+        // with too little is no parallel region ([`parallel_work`]).
+        let body: Vec<bool> = (0..ctx.st.nodes.len() as u32)
+            .map(|n| NodeId(n) == id || ctx.st.is_below(NodeId(n), id))
+            .collect();
+        let work = if parallel {
+            parallel_work::map_work(ctx.st, id, m, &body)
+        } else {
+            None
+        };
+        if work
+            .as_ref()
+            .and_then(Expr::as_int)
+            .is_some_and(|w| w < parallel_work::MIN_PARALLEL_WORK)
+        {
+            parallel = false;
+        }
         // The parameters OpenMP shares out among threads: the collapsed
         // ones, else the first; inner ones run in order within a thread.
         let mut distributed = 1;
         let mut pragma = None;
         let mut reductions = Vec::new();
         let mut body_maps = BTreeSet::new();
+        let mut versioned: Option<String> = None;
         if parallel {
             let own: BTreeSet<&str> = m.params.iter().map(String::as_str).collect();
             let rectangular = m.range.iter().all(|r| {
@@ -293,16 +311,22 @@ impl FnWriter<'_> {
             } else {
                 ""
             };
-            // The nodes of the map's body (the entry too), walked once.
-            let body: Vec<bool> = (0..ctx.st.nodes.len() as u32)
-                .map(|n| NodeId(n) == id || ctx.st.is_below(NodeId(n), id))
-                .collect();
             body_maps = (0..body.len())
                 .filter(|&n| body[n] && matches!(ctx.st.nodes[n].kind, NodeKind::MapEntry(_)))
                 .map(|n| NodeId(n as u32))
                 .collect();
             reductions = self.plan_reductions(ctx, &body);
             let clauses: String = reductions.iter().map(|r| r.clause()).collect();
+            // Work known only at run time: the loops twice, the parallel
+            // ones taken from the threshold on (not OpenMP's `if` clause:
+            // libgomp allocates a team of one thread per region).
+            if let Some(w) = work.as_ref().filter(|w| w.as_int().is_none()) {
+                versioned = Some(format!(
+                    "{} >= {}",
+                    self.sym(w),
+                    parallel_work::MIN_PARALLEL_WORK
+                ));
+            }
             pragma = Some(format!(
                 "#pragma omp parallel for{collapse}{threads}{clauses}"
             ));
@@ -311,6 +335,7 @@ impl FnWriter<'_> {
         // right above its loops.
         self.open_reductions(&reductions);
         self.define_dynamic_inputs(ctx, id, m)?;
+        let loops_from = self.out.mark();
         self.out.line(format!("// map {}", self.map_label(m)));
         for (k, (p, r)) in m.params.iter().zip(&m.range).enumerate() {
             if k == lead
@@ -365,8 +390,38 @@ impl FnWriter<'_> {
         for _ in &m.params {
             self.out.close();
         }
+        if let Some(cond) = versioned {
+            self.version_loops(loops_from, &cond);
+        }
         self.close_reductions(&reductions);
         Ok(())
+    }
+
+    /// Rewrites the map written since `from` (its comment, its loops and
+    /// their pragma) as `if (cond) { parallel loops } else { the same loops
+    /// without the pragma }`; loops holding a label stay as they are (one
+    /// label, one definition).
+    fn version_loops(&mut self, from: crate::back::emit::Mark, cond: &str) {
+        let loops = self.out.take_since(from);
+        if loops.lines().any(|l| l.trim_end().ends_with(":;")) {
+            self.out.append_raw(&loops);
+            return;
+        }
+        let mut serial = String::new();
+        let mut pragma = true;
+        for l in loops.lines() {
+            if pragma && l.trim_start().starts_with("#pragma omp parallel for") {
+                pragma = false;
+                continue;
+            }
+            serial.push_str(l);
+            serial.push('\n');
+        }
+        self.out.line(format!("if ({cond}) {{"));
+        self.out.append_deeper(&loops);
+        self.out.line("} else {");
+        self.out.append_deeper(&serial);
+        self.out.line("}");
     }
 
     /// Defines the dynamic inputs of map `id` (`const T name = element;`,

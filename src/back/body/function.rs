@@ -1,6 +1,7 @@
 //! Writes the body of one SDFG function: control flow (regions, loops,
 //! conditionals, interstate edges) and the hoisted declarations.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -104,6 +105,13 @@ pub(crate) struct FnWriter<'a> {
     /// Tasklet-to-tasklet values (edges without data): the variable the
     /// source's output is kept in and its type.
     pub links: BTreeMap<String, DType>,
+    /// The padded strides this function names (`sdfgc_pad_stride` calls:
+    /// their C++ text, then the local constant that holds it), declared
+    /// once at its top: inline, GCC neither hoisted them out of the loops
+    /// that index with them nor vectorized those loops.
+    pub pad_strides: RefCell<Vec<(String, String)>>,
+    /// Symbols the body assigns: a padded stride that names one stays inline.
+    pub assigned: BTreeSet<String>,
 }
 
 impl<'a> FnWriter<'a> {
@@ -140,6 +148,12 @@ impl<'a> FnWriter<'a> {
             state_ops: Default::default(),
             pending_syncs: Vec::new(),
             links: BTreeMap::new(),
+            pad_strides: RefCell::new(Vec::new()),
+            assigned: {
+                let mut a = BTreeSet::new();
+                crate::passes::span::assigned_symbols(&sdfg.body, &mut a);
+                a
+            },
             sym_params: if sdfg.id == 0 {
                 p.abi.program.iter().map(|x| x.name.clone()).collect()
             } else {
@@ -150,7 +164,54 @@ impl<'a> FnWriter<'a> {
 
     /// Prints a symbolic expression as C++.
     pub fn sym(&self, e: &Expr) -> String {
-        cexpr::to_cpp(&simplify(e))
+        let e = simplify(e);
+        if has_pad_stride(&e) {
+            cexpr::to_cpp(&self.name_pad_strides(&e))
+        } else {
+            cexpr::to_cpp(&e)
+        }
+    }
+
+    /// `e` with each padded stride whose symbols the body does not assign
+    /// replaced by its local constant ([`FnWriter::pad_strides`]), inner
+    /// ones first.
+    fn name_pad_strides(&self, e: &Expr) -> Expr {
+        let rec = |x: &Expr| self.name_pad_strides(x);
+        match e {
+            Expr::Call(f, args) => {
+                let call = Expr::Call(*f, args.iter().map(rec).collect());
+                if *f != Func::PadStride
+                    || crate::ir::simplify::free_symbols(&call)
+                        .iter()
+                        .any(|s| self.assigned.contains(s.as_str()))
+                {
+                    return call;
+                }
+                let text = cexpr::to_cpp(&call);
+                let mut named = self.pad_strides.borrow_mut();
+                let name = match named.iter().find(|(t, _)| *t == text) {
+                    Some((_, n)) => n.clone(),
+                    None => {
+                        let n = format!("__sdfgc_pad{}", named.len());
+                        named.push((text, n.clone()));
+                        n
+                    }
+                };
+                Expr::Sym(name)
+            }
+            Expr::Unary(op, a) => Expr::Unary(*op, Box::new(rec(a))),
+            Expr::Binary(op, a, b) => Expr::Binary(*op, Box::new(rec(a)), Box::new(rec(b))),
+            Expr::Ternary(c, a, b) => {
+                Expr::Ternary(Box::new(rec(c)), Box::new(rec(a)), Box::new(rec(b)))
+            }
+            Expr::Index(n, idx) => Expr::Index(n.clone(), idx.iter().map(rec).collect()),
+            Expr::Field(b, f) => Expr::Field(Box::new(rec(b)), f.clone()),
+            Expr::Record(t, fs) => Expr::Record(
+                t.clone(),
+                fs.iter().map(|(n, v)| (n.clone(), rec(v))).collect(),
+            ),
+            Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
+        }
     }
 
     /// A fresh label with a readable stem.
@@ -170,6 +231,11 @@ impl<'a> FnWriter<'a> {
         let sdfg = self.sdfg;
         self.region(&sdfg.body, &sdfg.body.label)?;
         let mut text = Emitter::new(0);
+        let mut pads = Emitter::new(1);
+        for (expr, name) in self.pad_strides.borrow().iter() {
+            pads.line(format!("const int64_t {name} = {expr};"));
+        }
+        text.append(pads);
         let decls = std::mem::take(&mut self.decls);
         text.append(decls);
         let out = std::mem::take(&mut self.out);
@@ -953,6 +1019,19 @@ pub fn copy_stride_name(member: &str) -> String {
 /// The name of a state-struct member for a transient.
 pub fn member_name(sdfg_id: u32, name: &str) -> String {
     format!("__{sdfg_id}_{name}")
+}
+
+/// Whether `e` calls `sdfgc_pad_stride` anywhere.
+fn has_pad_stride(e: &Expr) -> bool {
+    match e {
+        Expr::Call(f, args) => *f == Func::PadStride || args.iter().any(has_pad_stride),
+        Expr::Unary(_, a) | Expr::Field(a, _) => has_pad_stride(a),
+        Expr::Binary(_, a, b) => has_pad_stride(a) || has_pad_stride(b),
+        Expr::Ternary(c, a, b) => has_pad_stride(c) || has_pad_stride(a) || has_pad_stride(b),
+        Expr::Index(_, idx) => idx.iter().any(has_pad_stride),
+        Expr::Record(_, fs) => fs.iter().any(|(_, v)| has_pad_stride(v)),
+        Expr::Int(_) | Expr::Float(_) | Expr::Bool(_) | Expr::Sym(_) => false,
+    }
 }
 
 fn is_true(e: &Expr) -> bool {

@@ -14,6 +14,7 @@ mod hostsync;
 pub(crate) mod instrument;
 mod kernel;
 mod library;
+mod parallel_work;
 mod reduction;
 mod streams;
 mod tasklet;
