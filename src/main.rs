@@ -89,6 +89,11 @@ struct CompileArgs {
     /// (auto: rows of 4 KiB or more; always: every row, for tests; off).
     #[arg(long, value_enum, default_value_t = RowPadding::Auto)]
     row_padding: RowPadding,
+    /// CPU: the work (tasklet executions, a call or a division counting 8)
+    /// from which a map runs as a parallel region; maps with less run on the
+    /// calling thread (0: every parallel map, as DaCe writes them).
+    #[arg(long, value_name = "N", default_value_t = 16384)]
+    min_parallel_work: i64,
     /// Data instrumentation (access nodes or states with DaCe's `Save`): the
     /// folder its reports go to, DaCe's `<build folder>/data` (default:
     /// `.dacecache/<name>/data`, relative to where the program runs).
@@ -305,6 +310,7 @@ fn main() -> ExitCode {
                 offload_args: c.offload.unwrap_or_default(),
                 host_maps: c.host_maps.clone(),
                 row_padding: c.row_padding,
+                min_parallel_work: c.min_parallel_work,
                 data_folder: c.data_folder.clone(),
             };
             if c.stats || c.stats_json.is_some() || c.stats_svg.is_some() {

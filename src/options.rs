@@ -201,6 +201,9 @@ pub struct CompileOptions {
     pub host_maps: Vec<String>,
     /// Padding of the rows of large transients (CPU code).
     pub row_padding: RowPadding,
+    /// CPU: the work (tasklet executions) from which a map is a parallel
+    /// region (`--min-parallel-work`; 0: every parallel map, as DaCe).
+    pub min_parallel_work: i64,
     /// Where data instrumentation saves its reports (DaCe's
     /// `<build folder>/data`; None: `.dacecache/<name>/data` from the
     /// program's working directory).
@@ -226,6 +229,7 @@ impl CompileOptions {
             offload_args: OffloadArgs::HostArgs,
             host_maps: Vec::new(),
             row_padding: RowPadding::Auto,
+            min_parallel_work: 16384,
             data_folder: None,
         }
     }

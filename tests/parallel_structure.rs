@@ -364,6 +364,22 @@ fn small_maps_run_on_the_calling_thread() {
             .count(),
         6
     );
+    // `--min-parallel-work 0`: every parallel map a region, as DaCe.
+    let dace_like = sdfgc::driver::generate(
+        &root().join("fixtures/npbench/jacobi_1d/program.sdfg"),
+        &CompileOptions {
+            min_parallel_work: 0,
+            ..CompileOptions::new(Target::Cpp)
+        },
+    )
+    .unwrap();
+    let code0 = &dace_like
+        .iter()
+        .find(|(n, _)| n.ends_with(".cpp"))
+        .unwrap()
+        .1;
+    assert_eq!(code0.matches("#pragma omp parallel for").count(), 6);
+    assert!(!code0.contains(">= 16384"), "{code0}");
     // No written program tests a constant work at run time.
     let mut constant = Vec::new();
     for (file, outs) in written_programs() {

@@ -334,8 +334,11 @@ const TSAN_MODES: [Option<Mode>; 2] = [None, Some(Mode::External)];
 
 /// Generates, builds and runs one (case, variant, mode) under TSan.
 fn run_tsan(dir: &Path, variant: &str, mode: Option<Mode>, work: &Path) -> Result<(), String> {
+    // Every parallel map a parallel region, whatever its work at the
+    // fixtures' small sizes: the races are what is checked.
     let opts = CompileOptions {
         mode,
+        min_parallel_work: 0,
         output: work.to_path_buf(),
         ..CompileOptions::new(Target::Cpp)
     };

@@ -275,7 +275,7 @@ impl FnWriter<'_> {
         if work
             .as_ref()
             .and_then(Expr::as_int)
-            .is_some_and(|w| w < parallel_work::MIN_PARALLEL_WORK)
+            .is_some_and(|w| w < self.p.options.min_parallel_work)
         {
             parallel = false;
         }
@@ -320,11 +320,14 @@ impl FnWriter<'_> {
             // Work known only at run time: the loops twice, the parallel
             // ones taken from the threshold on (not OpenMP's `if` clause:
             // libgomp allocates a team of one thread per region).
-            if let Some(w) = work.as_ref().filter(|w| w.as_int().is_none()) {
+            if let Some(w) = work
+                .as_ref()
+                .filter(|w| w.as_int().is_none() && self.p.options.min_parallel_work > 0)
+            {
                 versioned = Some(format!(
                     "{} >= {}",
                     self.sym(w),
-                    parallel_work::MIN_PARALLEL_WORK
+                    self.p.options.min_parallel_work
                 ));
             }
             pragma = Some(format!(

@@ -6,9 +6,10 @@
 //! additions does its work in less. Iterative kernels run such maps
 //! thousands of times per call (NPBench's jacobi_1d: six maps of 3,200
 //! elements per time step, 8x faster on one thread). A map whose work is
-//! below [`MIN_PARALLEL_WORK`] runs on the calling thread: the pragma gets
-//! an OpenMP `if` clause on its work at run time, or is left out where the
-//! work is a constant below it. The work is counted in tasklet executions,
+//! below the threshold (`--min-parallel-work`, 16,384 by default) runs on
+//! the calling thread: it is written twice, its parallel loops taken from
+//! the threshold on, or without a pragma where its work is a constant below
+//! the threshold. The work is counted in tasklet executions,
 //! those that call a function or divide counting [`CALL_WEIGHT`] each; a
 //! map whose work cannot be counted (nested SDFGs, library calls, C++
 //! tasklets, loops, ranges that depend on an outer map's parameters) stays
@@ -16,9 +17,6 @@
 
 use crate::ir::simplify::{free_symbols, simplify};
 use crate::ir::*;
-
-/// Work (tasklet executions) from which a map runs in parallel.
-pub const MIN_PARALLEL_WORK: i64 = 16384;
 
 /// Weight of a tasklet statement that calls a function or divides.
 pub const CALL_WEIGHT: i64 = 8;
