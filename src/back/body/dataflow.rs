@@ -262,12 +262,17 @@ impl FnWriter<'_> {
                     | Schedule::GpuDevice
                     | Schedule::GpuDefault
             );
-        // The nodes of the map's body (the entry too), and their work: a map
-        // with too little is no parallel region ([`parallel_work`]).
-        let body: Vec<bool> = (0..ctx.st.nodes.len() as u32)
-            .map(|n| NodeId(n) == id || ctx.st.is_below(NodeId(n), id))
-            .collect();
-        let work = if parallel {
+        // The nodes of a parallel map's body (the entry too), walked once
+        // (only a parallel map needs them), and their work: a map with too
+        // little is no parallel region ([`parallel_work`]).
+        let body: Vec<bool> = if parallel {
+            (0..ctx.st.nodes.len() as u32)
+                .map(|n| NodeId(n) == id || ctx.st.is_below(NodeId(n), id))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let work = if parallel && self.p.options.min_parallel_work > 0 {
             parallel_work::map_work(ctx.st, id, m, &body)
         } else {
             None
@@ -320,10 +325,7 @@ impl FnWriter<'_> {
             // Work known only at run time: the loops twice, the parallel
             // ones taken from the threshold on (not OpenMP's `if` clause:
             // libgomp allocates a team of one thread per region).
-            if let Some(w) = work
-                .as_ref()
-                .filter(|w| w.as_int().is_none() && self.p.options.min_parallel_work > 0)
-            {
+            if let Some(w) = work.as_ref().filter(|w| w.as_int().is_none()) {
                 versioned = Some(format!(
                     "{} >= {}",
                     self.sym(w),
